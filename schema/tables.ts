@@ -1,0 +1,472 @@
+/**
+ * The whole data model (D1 / SQLite dialect). Times are unix seconds; ids are integers
+ * (rendered as strings by the API). JSON columns hold objects we only ever read whole.
+ * Counters on users, posts and channels are kept exact at write time, in the same batch
+ * as the write that changes them, so reads never count rows.
+ */
+
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+const createdAt = () => integer("created_at").notNull();
+const bool = (name: string) => integer(name, { mode: "boolean" }).notNull().default(false);
+
+export const users = sqliteTable(
+  "users",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    username: text("username").notNull(),
+    passwordHash: text("password_hash").notNull(),
+    name: text("name"),
+    email: text("email"),
+    type: text("type", { enum: ["human", "feed", "bot"] }).notNull().default("human"),
+    locale: text("locale").notNull().default("en_US"),
+    timezone: text("timezone").notNull().default("UTC"),
+    /** Profile description as processed text: {text, html, entities}. */
+    description: text("description", { mode: "json" }),
+    descriptionMarkdown: text("description_markdown"),
+    avatarUrl: text("avatar_url"),
+    coverUrl: text("cover_url"),
+    isDisabled: bool("is_disabled"),
+    createdAt: createdAt(),
+    followers: integer("followers").notNull().default(0),
+    following: integer("following").notNull().default(0),
+    posts: integer("posts").notNull().default(0),
+    bookmarks: integer("bookmarks").notNull().default(0),
+    clients: integer("clients").notNull().default(0),
+    /** Bytes of file content stored; checked against the quota on upload. */
+    storageUsed: integer("storage_used").notNull().default(0),
+  },
+  (t) => [uniqueIndex("users_username").on(t.username)],
+);
+
+export const apps = sqliteTable(
+  "apps",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    clientId: text("client_id").notNull(),
+    name: text("name").notNull(),
+    url: text("url").notNull().default(""),
+    clientSecretHash: text("client_secret_hash").notNull(),
+    passwordGrantSecretHash: text("password_grant_secret_hash").notNull(),
+    ownerId: integer("owner_id"),
+    isPublic: integer("is_public", { mode: "boolean" }).notNull().default(true),
+    logoUrl: text("logo_url"),
+    description: text("description", { mode: "json" }),
+    posts: integer("posts").notNull().default(0),
+    createdAt: createdAt(),
+    deletedAt: integer("deleted_at"),
+  },
+  (t) => [uniqueIndex("apps_client_id").on(t.clientId), index("apps_owner").on(t.ownerId)],
+);
+
+export const tokens = sqliteTable(
+  "tokens",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    /** SHA-256 of the bearer token, hex. The token itself is never stored. */
+    tokenHash: text("token_hash").notNull(),
+    appId: integer("app_id").notNull(),
+    /** Null for app tokens. */
+    userId: integer("user_id"),
+    /** Space-separated scopes, `basic` always included. */
+    scopes: text("scopes").notNull(),
+    createdAt: createdAt(),
+    /** Last day (YYYY-MM-DD) the token was used; lets auth record daily activity once a day. */
+    lastSeenDay: text("last_seen_day"),
+  },
+  (t) => [uniqueIndex("tokens_hash").on(t.tokenHash), index("tokens_user").on(t.userId), index("tokens_app").on(t.appId)],
+);
+
+/** Scopes a user granted an app: kept when a single token is deleted (api.md, DELETE /token). */
+export const authorizations = sqliteTable(
+  "authorizations",
+  {
+    userId: integer("user_id").notNull(),
+    appId: integer("app_id").notNull(),
+    scopes: text("scopes").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.appId] })],
+);
+
+/** One-time OAuth authorization codes (authorization_code grant). */
+export const oauthCodes = sqliteTable("oauth_codes", {
+  codeHash: text("code_hash").primaryKey(),
+  appId: integer("app_id").notNull(),
+  userId: integer("user_id").notNull(),
+  scopes: text("scopes").notNull(),
+  redirectUri: text("redirect_uri").notNull(),
+  expiresAt: integer("expires_at").notNull(),
+});
+
+/** Days on which a user made an authenticated call: the `users.active` map of /sys/stats. */
+export const userActivity = sqliteTable(
+  "user_activity",
+  { day: text("day").notNull(), userId: integer("user_id").notNull() },
+  (t) => [primaryKey({ columns: [t.day, t.userId] })],
+);
+
+export const posts = sqliteTable(
+  "posts",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: integer("user_id").notNull(),
+    appId: integer("app_id").notNull(),
+    threadId: integer("thread_id").notNull(),
+    replyTo: integer("reply_to"),
+    repostOf: integer("repost_of"),
+    text: text("text"),
+    html: text("html"),
+    entities: text("entities", { mode: "json" }),
+    isNsfw: bool("is_nsfw"),
+    isDeleted: bool("is_deleted"),
+    isRevised: bool("is_revised"),
+    raw: text("raw", { mode: "json" }),
+    createdAt: createdAt(),
+    /** When the current version was written (creation or last revision). */
+    revisedAt: integer("revised_at"),
+    bookmarks: integer("bookmarks").notNull().default(0),
+    replies: integer("replies").notNull().default(0),
+    reposts: integer("reposts").notNull().default(0),
+    threads: integer("threads").notNull().default(0),
+  },
+  (t) => [
+    index("posts_user").on(t.userId, t.id),
+    index("posts_thread").on(t.threadId, t.id),
+    index("posts_reply_to").on(t.replyTo),
+    index("posts_repost_of").on(t.repostOf, t.userId),
+    index("posts_user_text").on(t.userId, t.createdAt),
+  ],
+);
+
+/** Earlier versions of a post; `revision` counts from 0. */
+export const postRevisions = sqliteTable(
+  "post_revisions",
+  {
+    postId: integer("post_id").notNull(),
+    revision: integer("revision").notNull(),
+    text: text("text"),
+    html: text("html"),
+    entities: text("entities", { mode: "json" }),
+    isNsfw: bool("is_nsfw"),
+    raw: text("raw", { mode: "json" }),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.postId, t.revision] })],
+);
+
+/** Mentions of users in posts, for /users/me/mentions. */
+export const postMentions = sqliteTable(
+  "post_mentions",
+  { postId: integer("post_id").notNull(), userId: integer("user_id").notNull() },
+  (t) => [primaryKey({ columns: [t.userId, t.postId] })],
+);
+
+export const bookmarks = sqliteTable(
+  "bookmarks",
+  { userId: integer("user_id").notNull(), postId: integer("post_id").notNull(), createdAt: createdAt() },
+  (t) => [primaryKey({ columns: [t.userId, t.postId] }), index("bookmarks_post").on(t.postId)],
+);
+
+export const follows = sqliteTable(
+  "follows",
+  { followerId: integer("follower_id").notNull(), followedId: integer("followed_id").notNull(), createdAt: createdAt() },
+  (t) => [primaryKey({ columns: [t.followerId, t.followedId] }), index("follows_followed").on(t.followedId)],
+);
+
+export const userMutes = sqliteTable(
+  "user_mutes",
+  { userId: integer("user_id").notNull(), mutedId: integer("muted_id").notNull(), createdAt: createdAt() },
+  (t) => [primaryKey({ columns: [t.userId, t.mutedId] })],
+);
+
+export const userBlocks = sqliteTable(
+  "user_blocks",
+  { userId: integer("user_id").notNull(), blockedId: integer("blocked_id").notNull(), createdAt: createdAt() },
+  (t) => [primaryKey({ columns: [t.userId, t.blockedId] }), index("user_blocks_blocked").on(t.blockedId)],
+);
+
+export const channels = sqliteTable(
+  "channels",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    type: text("type").notNull(),
+    ownerId: integer("owner_id").notNull(),
+    appId: integer("app_id").notNull(),
+    /** Sorted participant ids for private-message channels, so the same group reuses one channel. */
+    pmKey: text("pm_key"),
+    readPublic: bool("read_public"),
+    readAnyUser: bool("read_any_user"),
+    writeAnyUser: bool("write_any_user"),
+    readImmutable: bool("read_immutable"),
+    writeImmutable: bool("write_immutable"),
+    fullImmutable: bool("full_immutable"),
+    isActive: integer("is_active", { mode: "boolean" }).notNull().default(true),
+    raw: text("raw", { mode: "json" }),
+    createdAt: createdAt(),
+    messages: integer("messages").notNull().default(0),
+    subscribers: integer("subscribers").notNull().default(0),
+    recentMessageId: integer("recent_message_id"),
+  },
+  (t) => [uniqueIndex("channels_pm_key").on(t.pmKey), index("channels_owner").on(t.ownerId), index("channels_type").on(t.type)],
+);
+
+/** ACL membership: level is 'full', 'write' or 'read' (the owner is implicit). */
+export const channelAcl = sqliteTable(
+  "channel_acl",
+  {
+    channelId: integer("channel_id").notNull(),
+    userId: integer("user_id").notNull(),
+    level: text("level", { enum: ["full", "write", "read"] }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.channelId, t.level, t.userId] }), index("channel_acl_user").on(t.userId, t.channelId)],
+);
+
+export const subscriptions = sqliteTable(
+  "subscriptions",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    channelId: integer("channel_id").notNull(),
+    userId: integer("user_id").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("subscriptions_user_channel").on(t.userId, t.channelId), index("subscriptions_channel").on(t.channelId)],
+);
+
+export const channelMutes = sqliteTable(
+  "channel_mutes",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    channelId: integer("channel_id").notNull(),
+    userId: integer("user_id").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("channel_mutes_user_channel").on(t.userId, t.channelId)],
+);
+
+export const messages = sqliteTable(
+  "messages",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    channelId: integer("channel_id").notNull(),
+    userId: integer("user_id").notNull(),
+    appId: integer("app_id").notNull(),
+    threadId: integer("thread_id").notNull(),
+    replyTo: integer("reply_to"),
+    text: text("text"),
+    html: text("html"),
+    entities: text("entities", { mode: "json" }),
+    isNsfw: bool("is_nsfw"),
+    isSticky: bool("is_sticky"),
+    isDeleted: bool("is_deleted"),
+    /** Poll attached through raw `io.example.core.poll`, for search's poll_id filter. */
+    pollId: integer("poll_id"),
+    raw: text("raw", { mode: "json" }),
+    createdAt: createdAt(),
+    replies: integer("replies").notNull().default(0),
+  },
+  (t) => [
+    index("messages_channel").on(t.channelId, t.id),
+    index("messages_thread").on(t.threadId, t.id),
+    index("messages_user").on(t.userId, t.id),
+    index("messages_reply_to").on(t.replyTo),
+  ],
+);
+
+/** Search facets of messages, written with the message (one row per value). */
+export const messageFacets = sqliteTable(
+  "message_facets",
+  {
+    messageId: integer("message_id").notNull(),
+    /** mention | leading_mention | tag | url | url_domain | raw_type | file | file_kind */
+    facet: text("facet").notNull(),
+    value: text("value").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.facet, t.value, t.messageId] }), index("message_facets_message").on(t.messageId)],
+);
+
+export const reports = sqliteTable(
+  "reports",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    channelId: integer("channel_id").notNull(),
+    messageId: integer("message_id").notNull(),
+    reporterId: integer("reporter_id").notNull(),
+    reason: text("reason", { enum: ["account_type", "nsfw", "soliciting", "user_abuse"] }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("reports_message").on(t.messageId)],
+);
+
+export const polls = sqliteTable(
+  "polls",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: integer("user_id").notNull(),
+    appId: integer("app_id").notNull(),
+    type: text("type").notNull(),
+    prompt: text("prompt").notNull(),
+    /** Processed prompt {text, html, entities}. */
+    content: text("content", { mode: "json" }),
+    isAnonymous: bool("is_anonymous"),
+    isPublic: bool("is_public"),
+    maxOptions: integer("max_options").notNull().default(1),
+    pollToken: text("poll_token").notNull(),
+    isDeleted: bool("is_deleted"),
+    raw: text("raw", { mode: "json" }),
+    createdAt: createdAt(),
+    closedAt: integer("closed_at").notNull(),
+  },
+  (t) => [index("polls_user").on(t.userId, t.id)],
+);
+
+export const pollOptions = sqliteTable(
+  "poll_options",
+  {
+    pollId: integer("poll_id").notNull(),
+    position: integer("position").notNull(),
+    text: text("text").notNull(),
+    respondents: integer("respondents").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.pollId, t.position] })],
+);
+
+export const pollResponses = sqliteTable(
+  "poll_responses",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    pollId: integer("poll_id").notNull(),
+    userId: integer("user_id").notNull(),
+    /** JSON array of chosen positions (empty list = response cleared). */
+    positions: text("positions", { mode: "json" }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("poll_responses_poll_user").on(t.pollId, t.userId), index("poll_responses_user").on(t.userId, t.id)],
+);
+
+export const files = sqliteTable(
+  "files",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: integer("user_id").notNull(),
+    appId: integer("app_id").notNull(),
+    kind: text("kind", { enum: ["audio", "video", "image", "other"] }).notNull().default("other"),
+    type: text("type").notNull(),
+    name: text("name").notNull(),
+    mimeType: text("mime_type"),
+    size: integer("size").notNull().default(0),
+    sha256: text("sha256"),
+    isComplete: bool("is_complete"),
+    isPublic: bool("is_public"),
+    isDeleted: bool("is_deleted"),
+    /** Object key of the content in the R2 bucket. */
+    storageKey: text("storage_key"),
+    fileToken: text("file_token").notNull(),
+    fileTokenRead: text("file_token_read").notNull(),
+    /** audio_info / image_info / video_info, whichever applies. */
+    mediaInfo: text("media_info", { mode: "json" }),
+    raw: text("raw", { mode: "json" }),
+    createdAt: createdAt(),
+  },
+  (t) => [index("files_user").on(t.userId, t.id)],
+);
+
+export const derivedFiles = sqliteTable(
+  "derived_files",
+  {
+    fileId: integer("file_id").notNull(),
+    key: text("key").notNull(),
+    name: text("name").notNull(),
+    mimeType: text("mime_type"),
+    size: integer("size").notNull(),
+    sha256: text("sha256").notNull(),
+    storageKey: text("storage_key").notNull(),
+    imageInfo: text("image_info", { mode: "json" }),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.fileId, t.key] })],
+);
+
+export const markers = sqliteTable(
+  "markers",
+  {
+    userId: integer("user_id").notNull(),
+    name: text("name").notNull(),
+    position: integer("position").notNull(),
+    lastReadId: integer("last_read_id").notNull(),
+    percentage: integer("percentage").notNull().default(0),
+    version: text("version").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.name] })],
+);
+
+export const presence = sqliteTable(
+  "presence",
+  {
+    userId: integer("user_id").primaryKey(),
+    presence: text("presence").notNull(),
+    lastSeenAt: integer("last_seen_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("presence_expires").on(t.expiresAt)],
+);
+
+export const appStreams = sqliteTable(
+  "app_streams",
+  {
+    appId: integer("app_id").notNull(),
+    key: text("key").notNull(),
+    objectTypes: text("object_types", { mode: "json" }).notNull().$type<string[]>(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.appId, t.key] })],
+);
+
+export const operations = sqliteTable(
+  "operations",
+  {
+    id: text("id").primaryKey(),
+    type: text("type", { enum: ["file_create", "file_delete"] }).notNull(),
+    status: text("status", { enum: ["running", "dead", "completed"] }).notNull(),
+    userId: integer("user_id"),
+    detail: text("detail", { mode: "json" }),
+    createdAt: createdAt(),
+    endedAt: integer("ended_at"),
+  },
+);
+
+/**
+ * Interactions are merged at write time: an event joins the newest group for the same
+ * (user, action, object) while it is within 24 hours of the group's latest event, so a
+ * page read is an indexed range scan that does not grow with the user's history.
+ */
+export const interactionGroups = sqliteTable(
+  "interaction_groups",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    /** The user the interaction is about (the post's author, the followed user, the poll's creator). */
+    userId: integer("user_id").notNull(),
+    action: text("action", { enum: ["bookmark", "reply", "repost", "follow", "poll_response"] }).notNull(),
+    objectId: integer("object_id").notNull(),
+    /** Id of the group's most recent event: the item's pagination_id. */
+    latestEventId: integer("latest_event_id").notNull(),
+    latestAt: integer("latest_at").notNull(),
+  },
+  (t) => [
+    index("interaction_groups_page").on(t.userId, t.latestEventId),
+    index("interaction_groups_object").on(t.userId, t.action, t.objectId, t.latestAt),
+  ],
+);
+
+export const interactionEvents = sqliteTable(
+  "interaction_events",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    groupId: integer("group_id").notNull(),
+    actorId: integer("actor_id").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("interaction_events_group").on(t.groupId, t.id)],
+);
+

@@ -1,0 +1,113 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { cors } from "hono/cors";
+import { HTTPException } from "hono/http-exception";
+import { authenticate } from "./auth/authenticate";
+import { oauthErrorFields } from "./auth/oauth";
+import { ApiError } from "./http/errors";
+import type { AppEnv } from "./http/types";
+import { openDb } from "./stores/db";
+import { adminRoutes } from "./routes/admin";
+import { clientRoutes } from "./routes/clients";
+import { oauthRoutes } from "./routes/oauth";
+import { staticRoutes } from "./routes/static";
+import { sysRoutes } from "./routes/sys";
+import { tokenRoutes } from "./routes/token";
+import { userRoutes } from "./routes/users";
+
+/** Every resource router, mounted under /v1. */
+const ROUTERS = [tokenRoutes, sysRoutes, userRoutes, clientRoutes, oauthRoutes, adminRoutes, staticRoutes];
+
+/** Renders any thrown error as the error envelope; unknown errors are a logged 500 with an error_id. */
+function errorResponse(err: unknown, c: Context<AppEnv>): Response {
+  let status: number;
+  let message: string;
+  let meta: Record<string, unknown> = {};
+  let headers: Record<string, string> = {};
+  if (err instanceof ApiError) {
+    ({ code: status, message } = err);
+    meta = err.extraMeta;
+    headers = err.headers;
+  } else if (err instanceof HTTPException && err.status < 500) {
+    status = err.status;
+    message = /json/i.test(err.message) ? "Bad Request: malformed JSON in request body" : `Bad Request: ${err.message || "invalid request"}`;
+    if (status === 413) message = "Payload Too Large: the body is larger than this endpoint accepts";
+  } else {
+    status = 500;
+    const errorId = crypto.randomUUID();
+    console.error(JSON.stringify({ error_id: errorId, path: c.req.path, error: String(err), stack: (err as Error)?.stack }));
+    message = "Internal Server Error";
+    meta = { error_id: errorId };
+  }
+  // The OAuth token endpoint answers in OAuth's own error format (with `meta` as well).
+  const oauth = c.req.path === "/v1/oauth/access_token" && status < 500 ? oauthErrorFields(err, status, message) : {};
+  const res = c.json({ ...oauth, meta: { code: status, error_message: message, ...meta } }, status as 400);
+  for (const [k, v] of Object.entries(headers)) res.headers.set(k, v);
+  return res;
+}
+
+/** `X-Pretty-Json` with any value: indent the JSON (decisions §1). */
+async function prettyJson(c: Context<AppEnv>, next: () => Promise<void>) {
+  await next();
+  if (c.req.header("x-pretty-json") === undefined) return;
+  if (!c.res.headers.get("content-type")?.startsWith("application/json")) return;
+  const body = JSON.stringify(await c.res.clone().json(), null, 2);
+  c.res = new Response(body, c.res);
+}
+
+/** Compiled path patterns of the mounted routes, to tell 405 from 404. */
+function routeMatcher(app: OpenAPIHono<AppEnv>) {
+  let patterns: { re: RegExp; method: string }[] | undefined;
+  return (path: string) => {
+    patterns ??= app.routes
+      .filter((r) => r.method !== "ALL")
+      .map((r) => ({ method: r.method, re: new RegExp("^" + r.path.replace(/:[^/]+/g, "[^/]+") + "/?$") }));
+    return patterns.filter((p) => p.re.test(path)).map((p) => p.method);
+  };
+}
+
+/**
+ * The Worker's HTTP application: where every request enters. Order of the middleware is the
+ * order of the pipeline: CORS, pretty JSON, database handle, authentication; each route then
+ * checks its access rule and validates its input; handlers read through the stores.
+ */
+export function createApp() {
+  const app = new OpenAPIHono<AppEnv>();
+  app.use(
+    "*",
+    cors({
+      origin: "*",
+      allowHeaders: ["Authorization", "Content-Type", "X-Pretty-Json"],
+      allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
+      exposeHeaders: ["X-OAuth-Scopes", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"],
+      maxAge: 86400,
+    }),
+  );
+  app.use("*", prettyJson);
+  app.use("*", async (c, next) => {
+    c.set("db", openDb(c.env.DB));
+    await next();
+  });
+  app.use("/v1/*", authenticate);
+  for (const router of ROUTERS) app.route("/v1", router);
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
+  app.doc31("/v1/openapi.json", {
+    openapi: "3.1.0",
+    info: { title: "Edge social network API", version: "1" },
+    servers: [{ url: "/" }],
+  });
+
+  const allowedMethods = routeMatcher(app);
+  app.notFound((c) => {
+    const methods = allowedMethods(c.req.path);
+    if (methods.length) {
+      const res = errorResponse(new ApiError(405, `${c.req.method} is not allowed here; use ${[...new Set(methods)].join(", ")}`), c);
+      res.headers.set("Allow", [...new Set(methods)].join(", "));
+      return res;
+    }
+    return errorResponse(ApiError.notFound(`no route for ${c.req.method} ${c.req.path}`), c);
+  });
+  app.onError(errorResponse);
+  return app;
+}

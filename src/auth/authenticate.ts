@@ -1,0 +1,42 @@
+import type { MiddlewareHandler } from "hono";
+import { ApiError } from "../http/errors";
+import { now } from "../http/time";
+import type { AppEnv } from "../http/types";
+import { findToken, scopeList, touchActivity } from "../stores/tokens";
+import { sha256Hex } from "./crypto";
+
+/** The bearer token of a request: the Authorization header, or `access_token` in the query. */
+export function bearerToken(authorization: string | undefined, query: string | undefined): string | undefined {
+  if (authorization) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (!m) throw ApiError.unauthorized("the Authorization header must be 'Bearer <token>'");
+    return m[1];
+  }
+  return query || undefined;
+}
+
+/**
+ * Resolves the caller from the token (one indexed query, token + app + user) and sets
+ * `c.var.auth`; a token that is given but unknown or deleted is a 401 on every endpoint.
+ * Whether the endpoint needs a token at all is decided per route by `access()`.
+ */
+export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
+  c.set("auth", null);
+  const raw = bearerToken(c.req.header("authorization"), c.req.query("access_token"));
+  if (raw !== undefined && !c.req.path.startsWith("/v1/admin") && !c.req.path.startsWith("/v1/oauth")) {
+    const found = await findToken(c.var.db, await sha256Hex(raw));
+    if (!found || found.app.deletedAt != null || found.user?.isDisabled) {
+      throw ApiError.unauthorized("the access token is unknown or was deleted");
+    }
+    const scopes = scopeList(found.token);
+    c.set("auth", { kind: found.token.userId == null ? "app" : "user", token: found.token, scopes, app: found.app, user: found.user });
+    const day = new Date(now(c) * 1000).toISOString().slice(0, 10);
+    if (found.user && found.token.lastSeenDay !== day) {
+      c.executionCtx.waitUntil(touchActivity(c.var.db, found.token.id, found.user.id, day).catch(() => {}));
+    }
+    await next();
+    c.header("X-OAuth-Scopes", scopes.join(","));
+    return;
+  }
+  await next();
+};

@@ -1,0 +1,45 @@
+const enc = new TextEncoder();
+
+const hex = (buf: ArrayBuffer) => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, "0")).join("");
+
+/** A random URL-safe secret (access tokens, client secrets, resource tokens). */
+export function randomToken(bytes = 32): string {
+  const b = crypto.getRandomValues(new Uint8Array(bytes));
+  return btoa(String.fromCharCode(...b)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** SHA-256 hex: how tokens and secrets are stored. */
+export async function sha256Hex(value: string | ArrayBuffer | Uint8Array): Promise<string> {
+  const data = typeof value === "string" ? enc.encode(value) : value;
+  return hex(await crypto.subtle.digest("SHA-256", data));
+}
+
+const PBKDF2_ITERATIONS = 100_000; // the most Workers' WebCrypto allows
+
+/** Password hash as `pbkdf2$iterations$salt$hash`. */
+export async function hashPassword(password: string): Promise<string> {
+  const salt = crypto.getRandomValues(new Uint8Array(16));
+  const hash = await pbkdf2(password, salt, PBKDF2_ITERATIONS);
+  return `pbkdf2$${PBKDF2_ITERATIONS}$${hex(salt.buffer)}$${hash}`;
+}
+
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const [scheme, iterations, saltHex, expected] = stored.split("$");
+  if (scheme !== "pbkdf2" || !saltHex || !expected) return false;
+  const salt = new Uint8Array(saltHex.match(/../g)!.map((h) => parseInt(h, 16)));
+  return timingSafeEqual(await pbkdf2(password, salt, Number(iterations)), expected);
+}
+
+/** Constant-time comparison of two strings of hex or secrets. */
+export function timingSafeEqual(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}
+
+async function pbkdf2(password: string, salt: Uint8Array, iterations: number): Promise<string> {
+  const key = await crypto.subtle.importKey("raw", enc.encode(password), "PBKDF2", false, ["deriveBits"]);
+  const bits = await crypto.subtle.deriveBits({ name: "PBKDF2", hash: "SHA-256", salt, iterations }, key, 256);
+  return hex(bits);
+}

@@ -1,0 +1,52 @@
+/**
+ * The limits of api.md §8. GET /sys/config reports exactly these values, and every check in
+ * the code reads them from here, so the two cannot drift apart.
+ */
+export const LIMITS = {
+  file: { audio_max_size_bytes: 52_428_800, max_size_bytes: 104_857_600 },
+  message: { max_length: 2048 },
+  post: { max_length: 256, seconds_between_duplicates: 60, seconds_for_revision: 300 },
+  rate_limit: {
+    anonymous: { reads: 40, read_reset_seconds: 60 },
+    authorized: { reads: 5000, read_reset_seconds: 3600, writes: 20, write_reset_seconds: 60 },
+    seconds_banned: 600,
+  },
+  raw: { max_length: 8192 },
+  user: { description_max_length: 256, name_max_length: 50, presence_max_length: 100, username_max_length: 20 },
+} as const;
+
+/** Further limits the contract names outside /sys/config. */
+export const MORE_LIMITS = {
+  appStreamsPerApp: 5,
+  streamKeyMaxLength: 32,
+  pollsReturned: 100,
+  filesReturned: 200,
+  postsReturned: 200,
+  markersPerRequest: 10,
+  derivedFilesPerFile: 10,
+  fileNameMaxLength: 256,
+  derivedFileNameMaxLength: 255,
+  presenceLifetimeSeconds: 15 * 60,
+  subscriptionsPerConnection: 16,
+  connectionsPerStreamKey: 2,
+  streamIdleSeconds: 60,
+  /** Storage quota per user, reported in GET /token `storage`. */
+  storageQuotaBytes: 10 * 1024 * 1024 * 1024,
+} as const;
+
+export const SCOPES = [
+  "basic",
+  "email",
+  "files",
+  "follow",
+  "messages",
+  "public_messages",
+  "polls",
+  "presence",
+  "stream",
+  "update_profile",
+  "write_post",
+] as const;
+export type Scope = (typeof SCOPES)[number];
+/** Scopes that take the extended form `<scope>:<type>`. */
+export const EXTENDABLE_SCOPES: readonly Scope[] = ["messages", "public_messages", "files", "polls"];

@@ -1,0 +1,48 @@
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+/** The closed list of error statuses the API answers with (decisions §1). */
+const REASONS = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  413: "Payload Too Large",
+  415: "Unsupported Media Type",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  507: "Insufficient Storage",
+} as const;
+
+export type ErrorCode = keyof typeof REASONS;
+
+/** An error that becomes the envelope `{meta: {code, error_message}}` with HTTP status `code`. */
+export class ApiError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    detail?: string,
+    readonly extraMeta: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail ? `${REASONS[code]}: ${detail}` : REASONS[code]);
+  }
+
+  get status(): ContentfulStatusCode {
+    return this.code as ContentfulStatusCode;
+  }
+
+  static badRequest = (detail: string) => new ApiError(400, detail);
+  static unauthorized = (detail = "a valid access token is required") => new ApiError(401, detail);
+  static forbidden = (detail: string) => new ApiError(403, detail);
+  static notFound = (detail = "no such object") => new ApiError(404, detail);
+}
+
+/** Message naming the field for a failed zod validation, e.g. `'count' expected number`. */
+export function describeIssues(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>): string {
+  return issues
+    .slice(0, 3)
+    .map((i) => (i.path.length ? `'${i.path.map(String).join(".")}' ${lower(i.message)}` : lower(i.message)))
+    .join("; ");
+}
+
+const lower = (s: string) => s.charAt(0).toLowerCase() + s.slice(1);

@@ -1,0 +1,46 @@
+import { z } from "@hono/zod-openapi";
+
+// Response shapes for the OpenAPI document. Objects are open (`passthrough`) because the
+// views add fields per context (e.g. `markdown_text` only for the caller's own user).
+
+const Entities = z.object({ links: z.array(z.any()), mentions: z.array(z.any()), tags: z.array(z.any()) });
+const Image = z.object({ url: z.string(), width: z.number(), height: z.number(), is_default: z.boolean() });
+
+export const UserSchema = z
+  .object({
+    id: z.string(),
+    created_at: z.string(),
+    username: z.string(),
+    name: z.string(),
+    type: z.enum(["human", "feed", "bot"]),
+    locale: z.string(),
+    timezone: z.string(),
+    content: z.object({ text: z.string(), html: z.string(), entities: Entities, avatar_image: Image, cover_image: Image }).passthrough(),
+    counts: z.object({ bookmarks: z.number(), clients: z.number(), followers: z.number(), following: z.number(), posts: z.number() }),
+    follows_you: z.boolean(),
+    you_follow: z.boolean(),
+    you_muted: z.boolean(),
+    you_blocked: z.boolean(),
+    you_can_follow: z.boolean(),
+  })
+  .passthrough()
+  .openapi("User");
+
+export const ClientRefSchema = z.object({ id: z.string(), name: z.string(), url: z.string() }).openapi("ClientListItem");
+
+export const ClientSchema = ClientRefSchema.extend({
+  created_at: z.string(),
+  user: UserSchema.optional(),
+  logo_image: z.string(),
+  posts: z.number(),
+  content: z.object({ text: z.string(), html: z.string(), entities: Entities }),
+}).openapi("Client");
+
+export const TokenSchema = z
+  .object({
+    app: ClientRefSchema,
+    scopes: z.array(z.string()),
+    user: UserSchema.optional(),
+    storage: z.object({ available: z.number(), total: z.number() }).optional(),
+  })
+  .openapi("Token");

@@ -1,0 +1,24 @@
+import type { AppRecord } from "../stores/apps";
+import type { Db } from "../stores/db";
+import type { TokenRecord } from "../stores/tokens";
+import type { UserRecord } from "../stores/users";
+import type { Meta } from "./envelope";
+
+/** Who is calling: resolved once per request from the bearer token. */
+export interface Auth {
+  kind: "user" | "app";
+  token: TokenRecord;
+  scopes: string[];
+  app: AppRecord;
+  user: UserRecord | null;
+}
+
+/** Hono environment of every router: bindings plus the per-request services on `c.var`. */
+export type AppEnv = {
+  Bindings: Env;
+  Variables: {
+    db: Db;
+    auth: Auth | null;
+    extraMeta?: Meta;
+  };
+};

@@ -1,0 +1,71 @@
+import { eq, getTableColumns, inArray, sql } from "drizzle-orm";
+import { schema, type Db } from "./db";
+
+const { users } = schema;
+
+export type UserRecord = typeof users.$inferSelect;
+/** A user as seen by a viewer: relationship flags come from the same query. */
+export type UserView = UserRecord & {
+  followsYou: boolean;
+  youFollow: boolean;
+  youMuted: boolean;
+  youBlocked: boolean;
+  blocksYou: boolean;
+};
+
+/** Columns for a user plus the viewer's relationship flags, for embedding in any select. */
+export function userViewColumns(viewerId: number | null) {
+  const v = viewerId ?? 0;
+  return {
+    ...getTableColumns(users),
+    followsYou: sql<number>`exists(select 1 from follows f where f.follower_id = ${users.id} and f.followed_id = ${v})`.mapWith(Boolean),
+    youFollow: sql<number>`exists(select 1 from follows f where f.follower_id = ${v} and f.followed_id = ${users.id})`.mapWith(Boolean),
+    youMuted: sql<number>`exists(select 1 from user_mutes m where m.user_id = ${v} and m.muted_id = ${users.id})`.mapWith(Boolean),
+    youBlocked: sql<number>`exists(select 1 from user_blocks b where b.user_id = ${v} and b.blocked_id = ${users.id})`.mapWith(Boolean),
+    blocksYou: sql<number>`exists(select 1 from user_blocks b where b.user_id = ${users.id} and b.blocked_id = ${v})`.mapWith(Boolean),
+  };
+}
+
+export function usersByIdsQuery(db: Db, ids: number[], viewerId: number | null) {
+  return db.select(userViewColumns(viewerId)).from(users).where(inArray(users.id, ids.length ? ids : [-1]));
+}
+
+export async function getUser(db: Db, id: number, viewerId: number | null): Promise<UserView | undefined> {
+  const [row] = await usersByIdsQuery(db, [id], viewerId);
+  return row as UserView | undefined;
+}
+
+export async function findByUsername(db: Db, username: string): Promise<UserRecord | undefined> {
+  return db.select().from(users).where(eq(users.username, username.toLowerCase())).get();
+}
+
+/** Users named in a text, keyed by lowercase username (one query for all mentions). */
+export async function usersByUsernames(db: Db, names: string[]): Promise<Map<string, { id: string; username: string }>> {
+  const map = new Map<string, { id: string; username: string }>();
+  if (!names.length) return map;
+  const rows = await db
+    .select({ id: users.id, username: users.username })
+    .from(users)
+    .where(inArray(users.username, names.map((n) => n.toLowerCase())));
+  for (const r of rows) map.set(r.username, { id: String(r.id), username: r.username });
+  return map;
+}
+
+export interface NewUser {
+  username: string;
+  passwordHash: string;
+  name?: string | null;
+  email?: string | null;
+  type?: "human" | "feed" | "bot";
+  createdAt: number;
+}
+
+/** Creates a user; returns undefined when the username is taken. */
+export async function createUser(db: Db, u: NewUser): Promise<UserRecord | undefined> {
+  const [row] = await db
+    .insert(users)
+    .values({ ...u, username: u.username.toLowerCase() })
+    .onConflictDoNothing()
+    .returning();
+  return row;
+}
