@@ -8,15 +8,17 @@ import { ApiError } from "./http/errors";
 import type { AppEnv } from "./http/types";
 import { openDb } from "./stores/db";
 import { adminRoutes } from "./routes/admin";
+import { benchRoutes } from "./routes/bench";
 import { clientRoutes } from "./routes/clients";
 import { oauthRoutes } from "./routes/oauth";
 import { staticRoutes } from "./routes/static";
 import { sysRoutes } from "./routes/sys";
+import { textRoutes } from "./routes/text";
 import { tokenRoutes } from "./routes/token";
 import { userRoutes } from "./routes/users";
 
 /** Every resource router, mounted under /v1. */
-const ROUTERS = [tokenRoutes, sysRoutes, userRoutes, clientRoutes, oauthRoutes, adminRoutes, staticRoutes];
+const ROUTERS = [tokenRoutes, sysRoutes, userRoutes, clientRoutes, oauthRoutes, adminRoutes, staticRoutes, textRoutes, benchRoutes];
 
 /** Renders any thrown error as the error envelope; unknown errors are a logged 500 with an error_id. */
 function errorResponse(err: unknown, c: Context<AppEnv>): Response {

@@ -9,6 +9,7 @@ declare namespace Cloudflare {
 		PUBLIC_ORIGIN: string;
 		ALLOW_TEST_CLOCK: string;
 		RATE_LIMITS: string;
+		BENCH_FLOORS: string;
 	}
 }
 interface Env extends Cloudflare.Env {}
@@ -16,5 +17,5 @@ type StringifyValues<EnvType extends Record<string, unknown>> = {
 	[Binding in keyof EnvType]: EnvType[Binding] extends string ? EnvType[Binding] : string;
 };
 declare namespace NodeJS {
-	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "SCHEMA_BASE" | "PUBLIC_ORIGIN" | "ALLOW_TEST_CLOCK" | "RATE_LIMITS">> {}
+	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "SCHEMA_BASE" | "PUBLIC_ORIGIN" | "ALLOW_TEST_CLOCK" | "RATE_LIMITS" | "BENCH_FLOORS">> {}
 }

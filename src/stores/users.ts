@@ -69,3 +69,8 @@ export async function createUser(db: Db, u: NewUser): Promise<UserRecord | undef
     .returning();
   return row;
 }
+
+/** One indexed primary-key read (the benchmark's read floor). */
+export async function userExists(db: Db, id: number): Promise<boolean> {
+  return (await db.select({ id: users.id }).from(users).where(eq(users.id, id)).get()) !== undefined;
+}

@@ -1,0 +1,225 @@
+// `npm run bench`: builds the Worker, runs it under workerd through Miniflare, seeds a realistic
+// data set, and drives it from a separate process (bench/load.mjs, autocannon) at fixed
+// concurrency. Every figure is measured in this one run; ratios compare endpoints against the
+// two floors measured in the same run. Writes bench/results/latest.json.
+import { execFileSync, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Miniflare } from "miniflare";
+import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from "wrangler";
+import WebSocket from "ws";
+import { SIZES, seedData } from "./seed.mjs";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const SOCKETS = Number(process.env.BENCH_SOCKETS ?? 1000);
+const ADMIN_TOKEN = "bench-admin-token";
+const env = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
+const log = (...a) => console.log(...a);
+const started = Date.now();
+
+// 1. Build the Worker exactly as it would be deployed.
+const outdir = path.join(root, "bench/.build");
+rmSync(outdir, { recursive: true, force: true });
+log("Building the Worker (wrangler deploy --dry-run)...");
+execFileSync(process.execPath, [path.join(root, "node_modules/wrangler/bin/wrangler.js"), "deploy", "--dry-run", "--outdir", outdir], { cwd: root, env, stdio: "ignore" });
+
+// 2. Run it under workerd through Miniflare with the bindings of wrangler.toml.
+const persist = mkdtempSync(path.join(tmpdir(), "bench-"));
+const { workerOptions } = unstable_getMiniflareWorkerOptions(path.join(root, "wrangler.toml"));
+function miniflareOptions(vars) {
+  return {
+    ...workerOptions,
+    modules: true,
+    scriptPath: path.join(outdir, "index.js"),
+    bindings: { ...workerOptions.bindings, ADMIN_TOKEN, BENCH_FLOORS: "1", ...vars },
+    host: "127.0.0.1",
+    port: 0,
+    d1Persist: path.join(persist, "d1"),
+    kvPersist: path.join(persist, "kv"),
+    r2Persist: path.join(persist, "r2"),
+    durableObjectsPersist: path.join(persist, "do"),
+    cf: false,
+  };
+}
+const mf = new Miniflare(miniflareOptions({ RATE_LIMITS: "0" }));
+let url = (await mf.ready).href.replace(/\/$/, "");
+const db = await mf.getD1Database("DB");
+
+// 3. Migrations, as wrangler applies them.
+for (const file of readdirSync(path.join(root, "schema/migrations")).filter((f) => f.endsWith(".sql")).sort()) {
+  const queries = unstable_splitSqlQuery(readFileSync(path.join(root, "schema/migrations", file), "utf8"));
+  await db.batch(queries.map((sql) => db.prepare(sql)));
+}
+
+async function api(method, p, { token, json, form } = {}) {
+  const headers = {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  let body;
+  if (json !== undefined) (headers["content-type"] = "application/json"), (body = JSON.stringify(json));
+  if (form) body = new URLSearchParams(form);
+  const res = await fetch(url + "/v1" + p, { method, headers, body });
+  return { status: res.status, body: await res.json().catch(() => null) };
+}
+
+// 4. Actors through the API (they can log in), then the bulk data set straight into D1.
+const now = Math.floor(Date.now() / 1000);
+const app = (await api("POST", "/admin/apps", { token: ADMIN_TOKEN, json: { name: "Bench" } })).body.data;
+const scope = "basic email files follow messages public_messages polls presence stream write_post";
+const actors = [];
+for (let i = 0; i < 4; i++) {
+  const username = `actor_${i}`;
+  const user = (await api("POST", "/admin/users", { token: ADMIN_TOKEN, json: { username, password: "bench-password" } })).body.data;
+  actors.push(user);
+}
+const appRow = await db.prepare(`SELECT id FROM apps WHERE client_id = '${app.client_id}'`).first();
+log(`Seeding ${SIZES.users} users, ${SIZES.posts} posts, ${SIZES.messages} messages, ${SIZES.interactions} interactions, ${SIZES.presence} presences...`);
+const seeded = await seedData(db, { appId: appRow.id, actorIds: actors.map((a) => Number(a.id)), now });
+
+// Tokens: one per actor for most endpoints; 200 for the limiter run, so no single token's
+// 5000-per-hour bucket is what is measured.
+async function passwordToken(username) {
+  const r = await api("POST", "/oauth/access_token", { form: { grant_type: "password", client_id: app.client_id, password_grant_secret: app.password_grant_secret, username, password: "bench-password", scope } });
+  return r.body.access_token;
+}
+const tokens = [];
+for (const a of actors) tokens.push(await passwordToken(a.username));
+const manyTokens = [];
+for (let i = 0; i < 200; i++) manyTokens.push(await passwordToken(actors[i % actors.length].username));
+
+// 5. Load: one child process per measurement.
+function load(job) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(root, "bench/load.mjs"), JSON.stringify({ url, duration: DURATION, connections: CONNECTIONS, ...job })], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out.trim().split("\n").pop())) : reject(new Error(`load exited ${code}`))));
+  });
+}
+
+const [p0, p1] = seeded.postIds;
+const [m0, m1] = seeded.messageIds;
+const span = (a, b, n) => Array.from({ length: n }, (_, i) => a + Math.floor(((b - a) * i) / n));
+const channelList = seeded.channelIds.slice(0, 20).join(",");
+const searchWords = ["latency", "river music", "compiler release", "sunny morning", "chess"];
+const endpoints = [
+  { name: "post lookup", paths: span(p0, p1, 500).map((id) => `/v1/posts/${id}`) },
+  { name: "posts by ids (200)", paths: span(p0, p1, 20).map((id) => `/v1/posts?ids=${span(id, id + 5000, 200).join(",")}`) },
+  { name: "global stream page", paths: span(p0 + 1000, p1, 50).map((id) => `/v1/posts/streams/global?before_id=${id}`) },
+  { name: "message search (relevance)", paths: searchWords.map((w) => `/v1/channels/messages/search?q=${encodeURIComponent(w)}&channel_ids=${channelList}&order=relevance`) },
+  { name: "interactions page", paths: ["/v1/users/me/interactions"], token: true },
+  { name: "presence list", paths: ["/v1/presence"], token: true },
+  { name: "sys/config", paths: ["/v1/sys/config"] },
+  { name: "token", paths: ["/v1/token"], token: true },
+];
+const floors = [
+  { name: "floor: constant envelope", paths: ["/v1/sys/bench/constant"] },
+  { name: "floor: one indexed D1 read", paths: span(seeded.userIds[0], seeded.userIds[1], 500).map((id) => `/v1/sys/bench/read/${id}`) },
+];
+
+async function measure(e, tokenList) {
+  // Check the endpoint answers 200 before loading it, so a missing feature is reported, not timed.
+  const probe = await fetch(url + e.paths[0], { headers: e.token ? { authorization: `Bearer ${tokenList[0]}` } : {} });
+  await probe.arrayBuffer();
+  if (probe.status !== 200) return { name: e.name, skipped: `probe answered ${probe.status}` };
+  const r = await load({ paths: e.paths, tokens: e.token ? tokenList : [] });
+  return { name: e.name, ...r };
+}
+
+const results = { started_at: new Date(started).toISOString(), machine: { cores: (await import("node:os")).cpus().length }, settings: { duration_s: DURATION, connections: CONNECTIONS }, data_set: SIZES, floors: [], endpoints: [] };
+log(`\nLoad: ${CONNECTIONS} connections, ${DURATION} s per endpoint`);
+for (const f of floors) results.floors.push(await measure(f, tokens));
+for (const e of endpoints) results.endpoints.push(await measure(e, tokens));
+const [constant, oneRead] = results.floors;
+for (const r of results.endpoints) {
+  if (r.skipped) continue;
+  r.ratio_to_constant = +(r.requests_per_s / constant.requests_per_s).toFixed(3);
+  r.ratio_to_one_read = +(r.requests_per_s / oneRead.requests_per_s).toFixed(3);
+}
+
+// 6. Streams: time from one write to its event on every connected app stream socket.
+results.streams = await measureStreams().catch((e) => ({ skipped: String(e.message ?? e) }));
+
+async function measureStreams() {
+  const probe = await api("GET", "/streams", { token: "x" });
+  if (probe.status === 404) throw new Error("no /streams endpoint on this server");
+  const perApp = 10; // 5 stream keys x 2 connections each
+  const apps = Math.ceil(SOCKETS / perApp);
+  const sockets = [];
+  for (let a = 0; a < apps; a++) {
+    const sa = (await api("POST", "/admin/apps", { token: ADMIN_TOKEN, json: { name: `stream-app-${a}` } })).body.data;
+    const tok = (await api("POST", "/oauth/access_token", { form: { grant_type: "client_credentials", client_id: sa.client_id, client_secret: sa.client_secret } })).body.access_token;
+    for (let k = 0; k < 5 && sockets.length < SOCKETS; k++) {
+      const created = await api("POST", "/streams", { token: tok, json: { type: "long_poll", object_types: ["post"], key: `bench_${k}` } });
+      if (created.status !== 200 && created.status !== 201) throw new Error(`POST /streams answered ${created.status}`);
+      for (let c = 0; c < 2 && sockets.length < SOCKETS; c++) sockets.push(await openSocket(`${url.replace(/^http/, "ws")}/v1/app?access_token=${tok}&key=bench_${k}`));
+    }
+  }
+  const writes = 5;
+  const latencies = [];
+  for (let w = 0; w < writes; w++) {
+    const marker = `bench-stream-${w}-${Date.now()}`;
+    const arrivals = sockets.map((s) => s.waitFor(marker));
+    const t0 = performance.now();
+    const res = await api("POST", "/posts", { token: tokens[0], json: { text: marker } });
+    if (res.status !== 201) throw new Error(`POST /posts answered ${res.status}`);
+    const times = await Promise.all(arrivals.map((p) => p.then((t) => t - t0)));
+    latencies.push(...times);
+  }
+  for (const s of sockets) s.ws.close();
+  latencies.sort((a, b) => a - b);
+  const pct = (p) => +latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))].toFixed(1);
+  return { sockets: sockets.length, writes, p50_ms: pct(50), p99_ms: pct(99), max_ms: +latencies[latencies.length - 1].toFixed(1) };
+}
+
+function openSocket(wsUrl) {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(wsUrl);
+    const waiters = [];
+    ws.on("message", (data) => {
+      const text = data.toString();
+      const t = performance.now();
+      for (const w of waiters) if (!w.done && text.includes(w.marker)) (w.done = true), w.resolve(t);
+    });
+    ws.once("open", () => resolve({ ws, waitFor: (marker) => new Promise((res, rej) => { waiters.push({ marker, resolve: res }); setTimeout(() => rej(new Error("event did not arrive in 30 s")), 30_000); }) }));
+    ws.once("error", reject);
+  });
+}
+
+// 7. The rate limiter's cost: the same endpoint with limits on, against limits off above.
+try {
+  await mf.setOptions(miniflareOptions({ RATE_LIMITS: "1" }));
+  url = (await mf.ready).href.replace(/\/$/, "");
+  const off = results.endpoints.find((e) => e.name === "token");
+  const on = await measure({ name: "token (rate limits on)", paths: ["/v1/token"], token: true }, manyTokens);
+  if (!on.skipped && off && !off.skipped) {
+    on.ratio_to_limits_off = +(on.requests_per_s / off.requests_per_s).toFixed(3);
+    on.p50_added_ms = +(on.p50_ms - off.p50_ms).toFixed(2);
+  }
+  results.rate_limiter = on;
+} catch (e) {
+  results.rate_limiter = { skipped: String(e.message ?? e) };
+}
+
+await mf.dispose();
+rmSync(persist, { recursive: true, force: true });
+results.total_seconds = Math.round((Date.now() - started) / 1000);
+
+// 8. Report.
+const rows = [...results.floors, ...results.endpoints, results.rate_limiter].filter(Boolean);
+const pad = (s, n) => String(s ?? "").padEnd(n);
+const num = (s, n) => String(s ?? "").padStart(n);
+log(`\n${pad("endpoint", 30)}${num("req/s", 8)}${num("p50 ms", 8)}${num("p99 ms", 8)}${num("÷const", 8)}${num("÷1read", 8)}  notes`);
+for (const r of rows) {
+  if (r.skipped) log(`${pad(r.name, 30)}${num("-", 8)}${num("-", 8)}${num("-", 8)}${num("", 8)}${num("", 8)}  skipped: ${r.skipped}`);
+  else log(`${pad(r.name, 30)}${num(r.requests_per_s, 8)}${num(r.p50_ms, 8)}${num(r.p99_ms, 8)}${num(r.ratio_to_constant ?? "", 8)}${num(r.ratio_to_one_read ?? "", 8)}  ${r.non2xx ? `${r.non2xx} non-2xx ` : ""}${r.ratio_to_limits_off ? `÷limits-off ${r.ratio_to_limits_off}` : ""}`);
+}
+if (results.streams.skipped) log(`\nstreams: skipped: ${results.streams.skipped}`);
+else log(`\nstreams: one write to ${results.streams.sockets} app stream sockets: p50 ${results.streams.p50_ms} ms, p99 ${results.streams.p99_ms} ms (${results.streams.writes} writes)`);
+log(`\nTotal ${results.total_seconds} s`);
+mkdirSync(path.join(root, "bench/results"), { recursive: true });
+writeFileSync(path.join(root, "bench/results/latest.json"), JSON.stringify(results, null, 2) + "\n");
+log("Wrote bench/results/latest.json");
