@@ -367,6 +367,9 @@ export const files = sqliteTable(
     mediaInfo: text("media_info", { mode: "json" }),
     raw: text("raw", { mode: "json" }),
     createdAt: createdAt(),
+    /** Token of the current expiring `url` (its KV entry maps it to the content) and its expiry. */
+    urlToken: text("url_token"),
+    urlExpiresAt: integer("url_expires_at"),
   },
   (t) => [index("files_user").on(t.userId, t.id)],
 );
@@ -383,6 +386,8 @@ export const derivedFiles = sqliteTable(
     storageKey: text("storage_key").notNull(),
     imageInfo: text("image_info", { mode: "json" }),
     createdAt: createdAt(),
+    urlToken: text("url_token"),
+    urlExpiresAt: integer("url_expires_at"),
   },
   (t) => [primaryKey({ columns: [t.fileId, t.key] })],
 );
@@ -423,6 +428,32 @@ export const appStreams = sqliteTable(
   (t) => [primaryKey({ columns: [t.appId, t.key] })],
 );
 
+/**
+ * Live user-stream subscriptions (decisions §8): the routing index that events are matched
+ * against, so delivery never looks at connections that cannot want the event. A row lives as
+ * long as its connection; the user's stream Durable Object writes and removes them.
+ */
+export const streamSubscriptions = sqliteTable(
+  "stream_subscriptions",
+  {
+    /** The subscription_id clients see. */
+    id: text("id").primaryKey(),
+    connectionId: text("connection_id").notNull(),
+    userId: integer("user_id").notNull(),
+    /** App of the token that opened the connection (token events go to that app only). */
+    appId: integer("app_id").notNull(),
+    /** posts_me | posts_unified | mentions | channel_messages | token | files | presence */
+    endpoint: text("endpoint").notNull(),
+    channelId: integer("channel_id"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("stream_subscriptions_endpoint_user").on(t.endpoint, t.userId),
+    index("stream_subscriptions_channel").on(t.channelId),
+    index("stream_subscriptions_connection").on(t.connectionId),
+  ],
+);
+
 export const operations = sqliteTable(
   "operations",
   {
@@ -455,6 +486,8 @@ export const interactionGroups = sqliteTable(
   },
   (t) => [
     index("interaction_groups_page").on(t.userId, t.latestEventId),
+    /** Pages of some actions only (`filters`/`exclude`): one bounded range scan per action. */
+    index("interaction_groups_action_page").on(t.userId, t.action, t.latestEventId),
     index("interaction_groups_object").on(t.userId, t.action, t.objectId, t.latestAt),
   ],
 );

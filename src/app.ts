@@ -3,22 +3,38 @@ import type { Context } from "hono";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { authenticate } from "./auth/authenticate";
+import { rateLimit } from "./middleware/rate-limit";
 import { oauthErrorFields } from "./auth/oauth";
 import { ApiError } from "./http/errors";
 import type { AppEnv } from "./http/types";
-import { openDb } from "./stores/db";
+import { countingD1, openDb } from "./stores/db";
+import { updatePresence } from "./middleware/update-presence";
+import { streamSubscription } from "./middleware/stream-subscription";
 import { adminRoutes } from "./routes/admin";
 import { benchRoutes } from "./routes/bench";
 import { clientRoutes } from "./routes/clients";
+import { fileRoutes } from "./routes/files";
+import { graphRoutes } from "./routes/graph";
 import { oauthRoutes } from "./routes/oauth";
+import { opsRoutes } from "./routes/ops";
+import { pollRoutes } from "./routes/polls";
+import { postRoutes } from "./routes/posts";
+import { presenceRoutes } from "./routes/presence";
 import { staticRoutes } from "./routes/static";
+import { streamSocketRoutes } from "./routes/stream-sockets";
+import { streamRoutes } from "./routes/streams";
+import { userStreamRoutes } from "./routes/user-streams";
 import { sysRoutes } from "./routes/sys";
 import { textRoutes } from "./routes/text";
 import { tokenRoutes } from "./routes/token";
 import { userRoutes } from "./routes/users";
+import { channelRoutes } from "./routes/channels";
+import { messageRoutes } from "./routes/messages";
+import { markerRoutes } from "./routes/markers";
+import { interactionRoutes } from "./routes/interactions";
 
 /** Every resource router, mounted under /v1. */
-const ROUTERS = [tokenRoutes, sysRoutes, userRoutes, clientRoutes, oauthRoutes, adminRoutes, staticRoutes, textRoutes, benchRoutes];
+const ROUTERS = [tokenRoutes, sysRoutes, userRoutes, clientRoutes, oauthRoutes, adminRoutes, staticRoutes, textRoutes, benchRoutes, presenceRoutes, pollRoutes, streamRoutes, streamSocketRoutes, userStreamRoutes, postRoutes, graphRoutes, fileRoutes, opsRoutes, messageRoutes, channelRoutes, markerRoutes, interactionRoutes];
 
 /** Renders any thrown error as the error envelope; unknown errors are a logged 500 with an error_id. */
 function errorResponse(err: unknown, c: Context<AppEnv>): Response {
@@ -43,7 +59,9 @@ function errorResponse(err: unknown, c: Context<AppEnv>): Response {
   }
   // The OAuth token endpoint answers in OAuth's own error format (with `meta` as well).
   const oauth = c.req.path === "/v1/oauth/access_token" && status < 500 ? oauthErrorFields(err, status, message) : {};
-  const res = c.json({ ...oauth, meta: { code: status, error_message: message, ...meta } }, status as 400);
+  // Fields other steps added to this request's meta (e.g. `updated_presence`) stay on errors too.
+  const extra = status < 500 ? c.get("extraMeta") : undefined;
+  const res = c.json({ ...oauth, meta: { code: status, error_message: message, ...extra, ...meta } }, status as 400);
   for (const [k, v] of Object.entries(headers)) res.headers.set(k, v);
   return res;
 }
@@ -87,10 +105,26 @@ export function createApp() {
   );
   app.use("*", prettyJson);
   app.use("*", async (c, next) => {
-    c.set("db", openDb(c.env.DB));
+    if (c.env.ALLOW_TEST_CLOCK !== "1") {
+      c.set("db", openDb(c.env.DB));
+      return next();
+    }
+    // Test mode: count the request's database round trips (X-Debug-Db-Calls).
+    const counted = countingD1(c.env.DB);
+    c.set("db", openDb(counted.d1));
     await next();
+    try {
+      c.res.headers.set("X-Debug-Db-Calls", String(counted.calls()));
+    } catch {
+      // Immutable headers (a proxied WebSocket upgrade): nothing to report.
+    }
   });
+  // Rate limits run before authentication so that, for reads, they run in parallel with it.
+  app.use("/v1/*", rateLimit);
   app.use("/v1/*", authenticate);
+  app.use("/v1/*", updatePresence);
+  // `?connection_id=` on a subscribable GET subscribes a user stream (decisions §8).
+  app.use("/v1/*", streamSubscription);
   for (const router of ROUTERS) app.route("/v1", router);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });

@@ -1,4 +1,16 @@
 import { createApp } from "./app";
+import { deliverEvents } from "./events/deliver";
+import { setEventSink } from "./events/publish";
+
+export { RateLimiter } from "./objects/rate-limiter";
+export { PollCloser } from "./objects/poll-closer";
+export { PresenceTimer } from "./objects/presence-timer";
+export { AppStreamRegistry } from "./objects/app-stream-registry";
+export { AppStreamHub } from "./objects/app-stream-hub";
+export { UserStreamHub } from "./objects/user-stream-hub";
+
+// Events published by writes are delivered to the stream sockets (src/events/deliver.ts).
+setEventSink(deliverEvents);
 
 // Where a request enters: the Hono app (src/app.ts) handles all HTTP; Durable Object classes
 // are exported here too, one per file under src/objects/.

@@ -102,3 +102,75 @@ export async function actor(scope = "", userFields: Record<string, unknown> = {}
   const token = await userToken(app, user, scope);
   return { app, user, token };
 }
+
+/**
+ * A random IPv6 client address in the documentation range (2001:db8::/32). Requests only pass the
+ * rate limiter with a `CF-Connecting-IP` header (as every request through Cloudflare's edge has);
+ * `call()` sends none, so tests are not rate limited unless they send one.
+ */
+export function randomIp(): string {
+  const part = () => Math.floor(Math.random() * 0x10000).toString(16);
+  return `2001:db8:${part()}:${part()}:${part()}:${part()}:${part()}:${part()}`;
+}
+
+/** A stream socket opened through the Worker (GET /v1/app or /v1/user with `Upgrade: websocket`). */
+export interface StreamSocket {
+  ws: WebSocket;
+  /** Every frame received so far, parsed, in order. */
+  frames: any[];
+  /** The first frame not yet taken that matches (default: any), waiting up to `timeoutMs`. */
+  next(match?: (frame: any) => boolean, timeoutMs?: number): Promise<any>;
+  /** Resolves when the socket closes, with the server's code and reason. */
+  closed: Promise<{ code: number; reason: string }>;
+}
+
+/**
+ * Opens a stream socket: `path` like `/app?key=k` or `/user`, `token` added as `access_token`.
+ * Answers `{status, body}` when the server refuses the upgrade, the socket otherwise.
+ */
+export async function openStream(path: string, token?: string): Promise<StreamSocket | { status: number; body: any }> {
+  const url = BASE + path + (token ? `${path.includes("?") ? "&" : "?"}access_token=${encodeURIComponent(token)}` : "");
+  const res = await SELF.fetch(url, { headers: { Upgrade: "websocket", "CF-Connecting-IP": randomIp() } });
+  if (res.status !== 101 || !res.webSocket) {
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  }
+  const ws = res.webSocket;
+  const frames: any[] = [];
+  const pending: any[] = [];
+  let wake: (() => void)[] = [];
+  let onClose!: (c: { code: number; reason: string }) => void;
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => (onClose = resolve));
+  ws.addEventListener("message", (e) => {
+    const frame = typeof e.data === "string" && e.data.startsWith("{") ? JSON.parse(e.data) : e.data;
+    frames.push(frame);
+    pending.push(frame);
+    const w = wake;
+    wake = [];
+    w.forEach((f) => f());
+  });
+  ws.addEventListener("close", (e) => {
+    onClose({ code: e.code, reason: e.reason });
+    const w = wake;
+    wake = [];
+    w.forEach((f) => f());
+  });
+  ws.accept();
+  async function next(match: (frame: any) => boolean = () => true, timeoutMs = 5000): Promise<any> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const i = pending.findIndex(match);
+      if (i >= 0) return pending.splice(i, 1)[0];
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no matching frame within ${timeoutMs} ms; received: ${JSON.stringify(frames).slice(0, 2000)}`);
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, left);
+        wake.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+  }
+  return { ws, frames, next, closed };
+}

@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { now } from "../http/time";
 import type { AppEnv } from "../http/types";
 
 /** Object types of app stream events (api.md "App streams"). */
@@ -35,10 +36,21 @@ export interface DomainEvent {
     /** Users the object is about or addressed to (mentioned, followed, file owner...). */
     userIds?: number[];
     channelId?: number;
+    /** Token events: the app the token belongs to (only that app's streams hear of it). */
+    appId?: number;
+    /** Token revocations: the deleted token, whose user-stream connections are then closed. */
+    tokenId?: number;
   };
 }
 
-type Sink = (env: Env, events: DomainEvent[]) => Promise<void>;
+/** An event as delivered: stamped once, so every socket sees the same `id` and `timestamp`. */
+export interface StampedEvent extends DomainEvent {
+  id: string;
+  /** Unix seconds. */
+  timestamp: number;
+}
+
+type Sink = (env: Env, events: StampedEvent[]) => Promise<void>;
 let sink: Sink | null = null;
 
 /** Installs the delivery of events (the stream hub); set once at start-up by the Worker entry. */
@@ -51,7 +63,20 @@ export function setEventSink(s: Sink): void {
  * fails it. Writes call this once with everything they changed.
  */
 export function publish(c: Context<AppEnv>, ...events: DomainEvent[]): void {
+  // The request's clock (tests move it with X-Test-Now); callers outside a request may pass a bare context.
+  publishAt(c.env, c.executionCtx, c.req ? now(c) : Math.floor(Date.now() / 1000), events);
+}
+
+/**
+ * `publish` for code that runs outside a request (Durable Object alarms, queues): the same
+ * sink, kept alive by the given context's `waitUntil`.
+ */
+export function publishFromEnv(env: Env, ctx: { waitUntil(promise: Promise<unknown>): void }, ...events: DomainEvent[]): void {
+  publishAt(env, ctx, Math.floor(Date.now() / 1000), events);
+}
+
+function publishAt(env: Env, ctx: { waitUntil(promise: Promise<unknown>): void }, timestamp: number, events: DomainEvent[]): void {
   if (!sink || !events.length) return;
-  const deliver = sink;
-  c.executionCtx.waitUntil(deliver(c.env, events).catch((e) => console.error("event delivery failed", String(e))));
+  const stamped = events.map((e) => ({ ...e, id: crypto.randomUUID(), timestamp }));
+  ctx.waitUntil(sink(env, stamped).catch((e) => console.error(JSON.stringify({ error: "event delivery failed", detail: String(e) }))));
 }

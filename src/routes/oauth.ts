@@ -4,6 +4,8 @@ import { html } from "hono/html";
 import { PUBLIC } from "../auth/access";
 import { randomToken, sha256Hex, verifyPassword } from "../auth/crypto";
 import { authenticateClient, issueToken, OAuthError } from "../auth/oauth";
+import { publish } from "../events/publish";
+import { tokenEvent } from "../events/token-event";
 import { parseScopes } from "../auth/scopes";
 import { readFields } from "../http/body";
 import { ApiError, describeIssues } from "../http/errors";
@@ -96,6 +98,7 @@ async function tokenReply(c: Context<AppEnv>, fields: Record<string, unknown>) {
     const user = await getUser(db, userId, userId);
     if (!user || user.isDisabled) throw new OAuthError(400, "invalid_grant", "the user no longer exists");
     const { accessToken, auth } = await issueToken(db, app, user, scopes, at);
+    publish(c, tokenEvent(c, auth));
     return { access_token: accessToken, token: renderToken(auth, { ...viewContext(c), viewerId: user.id }), user_id: String(user.id), username: user.username };
   }
   if (grant === undefined) throw new OAuthError(400, "invalid_request", "'grant_type' is required");
@@ -194,7 +197,8 @@ export const oauthRoutes = createRouter()
       }
       const at = now(c);
       if (responseType === "token") {
-        const { accessToken } = await issueToken(c.var.db, app, user, scopes, at);
+        const { accessToken, auth } = await issueToken(c.var.db, app, user, scopes, at);
+        publish(c, tokenEvent(c, auth));
         const frag = new URLSearchParams({ access_token: accessToken, ...(f.state ? { state: f.state } : {}) });
         return c.redirect(`${redirect.href.split("#")[0]}#${frag}`, 302);
       }

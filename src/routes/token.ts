@@ -1,4 +1,6 @@
 import { currentUser, userToken } from "../auth/access";
+import { publish } from "../events/publish";
+import { tokenEvent } from "../events/token-event";
 import { ok } from "../http/envelope";
 import { createRouter, defineRoute, Envelope, errors } from "../http/route";
 import { TokenSchema } from "../http/schemas";
@@ -34,6 +36,7 @@ export const tokenRoutes = createRouter()
       const auth = c.var.auth!;
       const body = renderToken(auth, viewContext(c));
       await deleteToken(c.var.db, auth.token.id);
+      publish(c, tokenEvent(c, auth, true));
       return ok(c, body);
     },
   );

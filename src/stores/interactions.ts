@@ -1,6 +1,15 @@
 import { sql, type SQL } from "drizzle-orm";
+import type { Page } from "../http/pagination";
+import { bool, json, pageBoundsSql, readUser, userColumnsSql, type Row } from "./channel-sql";
+import type { Db } from "./db";
+import { mixedBatch } from "./mixed-batch";
+import { postsQuery, toPostSet, type PostSet } from "./posts";
+import type { UserView } from "./users";
 
 export type InteractionAction = "bookmark" | "reply" | "repost" | "follow" | "poll_response";
+
+/** Every action, in the order the API lists them. */
+export const INTERACTION_ACTIONS: readonly InteractionAction[] = ["bookmark", "repost", "reply", "follow", "poll_response"];
 
 /** Events of the same action on the same object merge while within this many seconds of the latest. */
 export const MERGE_WINDOW_SECONDS = 24 * 60 * 60;
@@ -11,16 +20,164 @@ export const MERGE_WINDOW_SECONDS = 24 * 60 * 60;
  * 24 hours, else open a new group; then move the group's latest event to this one.
  * `userId` is the user the interaction is shown to; actions on one's own objects are not recorded.
  */
-export function interactionWrites(e: { userId: number; action: InteractionAction; objectId: number; actorId: number; at: number }): SQL[] {
+export function interactionWrites(e: {
+  userId: number;
+  action: InteractionAction;
+  objectId: number;
+  actorId: number;
+  at: number;
+  /** Records nothing unless this holds when the batch runs (e.g. the poll is still open). */
+  when?: SQL;
+}): SQL[] {
   if (e.userId === e.actorId) return [];
   const since = e.at - MERGE_WINDOW_SECONDS;
+  const when = e.when ? sql` and ${e.when}` : sql``;
   const group = sql`(select id from interaction_groups where user_id = ${e.userId} and action = ${e.action} and object_id = ${e.objectId} order by latest_at desc, id desc limit 1)`;
   return [
     sql`insert into interaction_groups (user_id, action, object_id, latest_event_id, latest_at)
         select ${e.userId}, ${e.action}, ${e.objectId}, 0, ${e.at}
-        where not exists (select 1 from interaction_groups where user_id = ${e.userId} and action = ${e.action} and object_id = ${e.objectId} and latest_at >= ${since})`,
-    sql`insert into interaction_events (group_id, actor_id, created_at) values (${group}, ${e.actorId}, ${e.at})`,
+        where not exists (select 1 from interaction_groups where user_id = ${e.userId} and action = ${e.action} and object_id = ${e.objectId} and latest_at >= ${since})${when}`,
+    sql`insert into interaction_events (group_id, actor_id, created_at) select ${group}, ${e.actorId}, ${e.at} where 1${when}`,
     sql`update interaction_groups set latest_event_id = (select max(id) from interaction_events where group_id = interaction_groups.id), latest_at = ${e.at}
-        where id = ${group}`,
+        where id = ${group}${when}`,
   ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// The feed (GET /users/me/interactions). A page is a range scan of the user's groups by
+// `latest_event_id` (index interaction_groups_page; with `filters`/`exclude`, one bounded scan per
+// action on interaction_groups_action_page, merged); everything the items embed is read in the
+// same batch from the page's group ids, so the cost depends on the page, not on the history.
+
+/** Most users listed per item: the most recent distinct actors. */
+export const USERS_PER_INTERACTION = 50;
+/** Most recent events of a group looked at to find them (an actor may repeat: bookmark, unbookmark, bookmark). */
+const EVENTS_SCANNED_PER_INTERACTION = 200;
+
+const POST_ACTIONS: readonly InteractionAction[] = ["bookmark", "repost", "reply"];
+
+export interface InteractionGroup {
+  id: number;
+  action: InteractionAction;
+  objectId: number;
+  latestEventId: number;
+  latestAt: number;
+}
+
+export interface AbbreviatedPollRow {
+  id: number;
+  prompt: string;
+  closedAt: number;
+  userId: number;
+  pollToken: string;
+  isAnonymous: boolean;
+  isDeleted: boolean;
+  options: { position: number; text: string }[];
+}
+
+export interface InteractionPage {
+  /** The groups of the page (limit + 1 rows, in the page's direction). */
+  groups: InteractionGroup[];
+  /** Actors per group, newest first (none for anonymous polls). */
+  actors: Map<number, UserView[]>;
+  /** Posts acted on (bookmark, repost, reply), deleted ones too, with what they embed. */
+  posts: PostSet;
+  /** Users acted on (follow). */
+  users: Map<number, UserView>;
+  /** Polls acted on (poll_response). */
+  polls: Map<number, AbbreviatedPollRow>;
+}
+
+/** `SELECT` of the page's groups: one index range scan, or one per action merged when only some actions are wanted. */
+function groupsPageSql(userId: number, actions: readonly InteractionAction[], page: Page): SQL {
+  const dir = sql.raw(page.newestFirst ? "DESC" : "ASC");
+  const limit = page.limit + 1;
+  const scan = (action?: InteractionAction) =>
+    sql`SELECT g.id, g.action, g.object_id, g.latest_event_id, g.latest_at FROM interaction_groups g
+      WHERE g.user_id = ${userId} ${action ? sql`AND g.action = ${action}` : sql``} AND ${pageBoundsSql("g.latest_event_id", page)}
+      ORDER BY g.latest_event_id ${dir} LIMIT ${limit}`;
+  if (actions.length === INTERACTION_ACTIONS.length) return scan();
+  if (actions.length === 1) return scan(actions[0]);
+  const parts = actions.map((a) => sql`SELECT * FROM (${scan(a)})`);
+  return sql`SELECT * FROM (${sql.join(parts, sql` UNION ALL `)}) ORDER BY latest_event_id ${dir} LIMIT ${limit}`;
+}
+
+/**
+ * The statements of one page, for one batch: the page's groups, their actors, the posts, users
+ * and polls acted on. Each statement recomputes the page (a bounded index range scan) as a
+ * subquery, so all of it is one round trip. `actions` must not be empty.
+ */
+export function interactionPageQueries(db: Db, userId: number, actions: readonly InteractionAction[], page: Page) {
+  const pg = groupsPageSql(userId, actions, page);
+  const objectsOf = (list: readonly InteractionAction[]) =>
+    sql`SELECT pg.object_id AS id FROM (${pg}) pg WHERE pg.action IN (SELECT value FROM json_each(${JSON.stringify(list)}))`;
+  // The newest EVENTS_SCANNED_PER_INTERACTION events of each group (index interaction_events_group),
+  // one row per actor (their latest event), the newest USERS_PER_INTERACTION actors kept.
+  // Anonymous polls name no one: their events are not even read.
+  const actors = sql`WITH pg AS (${pg}),
+    recent AS (
+      SELECT e.group_id, e.actor_id, e.id FROM pg JOIN interaction_events e ON e.group_id = pg.id
+      WHERE e.id >= coalesce((SELECT e2.id FROM interaction_events e2 WHERE e2.group_id = pg.id
+          ORDER BY e2.id DESC LIMIT 1 OFFSET ${EVENTS_SCANNED_PER_INTERACTION - 1}), 0)
+        AND (pg.action <> 'poll_response' OR coalesce((SELECT ap.is_anonymous FROM polls ap WHERE ap.id = pg.object_id), 1) = 0)
+    ),
+    latest AS (SELECT group_id, actor_id, max(id) AS last_id FROM recent GROUP BY group_id, actor_id),
+    ranked AS (SELECT group_id, actor_id, last_id, row_number() OVER (PARTITION BY group_id ORDER BY last_id DESC) AS rn FROM latest)
+    SELECT ranked.group_id AS ix_group_id, ${userColumnsSql(userId)}
+    FROM ranked JOIN users ON users.id = ranked.actor_id
+    WHERE ranked.rn <= ${USERS_PER_INTERACTION}
+    ORDER BY ranked.group_id, ranked.last_id DESC`;
+  const wants = (list: readonly InteractionAction[]) => actions.some((a) => list.includes(a));
+  const none = sql`SELECT 1 WHERE 0`;
+  return [
+    pg,
+    actors,
+    postsQuery(db, userId, wants(POST_ACTIONS) ? objectsOf(POST_ACTIONS) : sql`SELECT 0 AS id WHERE 0`),
+    wants(["follow"]) ? sql`SELECT ${userColumnsSql(userId)} FROM users WHERE users.id IN (${objectsOf(["follow"])})` : none,
+    wants(["poll_response"])
+      ? sql`SELECT p.id, p.prompt, p.closed_at, p.user_id, p.poll_token, p.is_anonymous, p.is_deleted,
+          (SELECT json_group_array(json_array(o.position, o.text)) FROM poll_options o WHERE o.poll_id = p.id) AS options
+        FROM polls p WHERE p.id IN (${objectsOf(["poll_response"])})`
+      : none,
+  ] as const;
+}
+
+/** One page of the user's interactions and everything its items embed, in one round trip. */
+export async function readInteractions(db: Db, userId: number, actions: readonly InteractionAction[], page: Page): Promise<InteractionPage> {
+  const [groupsRes, actorsRes, postRows, usersRes, pollsRes] = await mixedBatch(db, interactionPageQueries(db, userId, actions, page));
+  const rows = (r: D1Result) => (r.results ?? []) as Row[];
+  const groups = rows(groupsRes).map(
+    (r): InteractionGroup => ({
+      id: Number(r.id),
+      action: r.action as InteractionAction,
+      objectId: Number(r.object_id),
+      latestEventId: Number(r.latest_event_id),
+      latestAt: Number(r.latest_at),
+    }),
+  );
+  const actorMap = new Map<number, UserView[]>();
+  for (const r of rows(actorsRes)) {
+    const list = actorMap.get(Number(r.ix_group_id)) ?? [];
+    list.push(readUser(r)!);
+    actorMap.set(Number(r.ix_group_id), list);
+  }
+  const users = new Map(rows(usersRes).map((r) => [Number(r.u__id), readUser(r)!]));
+  const polls = new Map(
+    rows(pollsRes).map((r): [number, AbbreviatedPollRow] => [
+      Number(r.id),
+      {
+        id: Number(r.id),
+        prompt: String(r.prompt),
+        closedAt: Number(r.closed_at),
+        userId: Number(r.user_id),
+        pollToken: String(r.poll_token),
+        isAnonymous: bool(r.is_anonymous),
+        isDeleted: bool(r.is_deleted),
+        options: ((json(r.options) as [number, string][] | null) ?? [])
+          .map(([position, text]) => ({ position: Number(position), text: String(text) }))
+          .sort((a, b) => a.position - b.position),
+      },
+    ]),
+  );
+  return { groups, actors: actorMap, posts: toPostSet(postRows), users, polls };
 }

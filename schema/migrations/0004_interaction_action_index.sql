@@ -1,0 +1,1 @@
+CREATE INDEX `interaction_groups_action_page` ON `interaction_groups` (`user_id`,`action`,`latest_event_id`);

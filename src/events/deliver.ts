@@ -1,0 +1,111 @@
+import { openDb } from "../stores/db";
+import { allAppHubs, typeMask, userHubFor } from "./hubs";
+import type { StampedEvent } from "./publish";
+import { LIST_TYPES, planRoute, type AppAudience } from "./routing";
+
+/** One event as the app stream hubs receive it: the frame is serialized once for every socket. */
+export interface AppHubEvent {
+  /** Bit of the event's object type (see `typeMask`). */
+  mask: number;
+  frame: string;
+  /** Apps whose streams may receive it; null: every app. */
+  appIds: number[] | null;
+}
+
+/** One event as a user's stream hub receives it: meta without `subscription_ids`, data serialized once. */
+export interface UserHubEvent {
+  meta: EventMeta;
+  data: string;
+  /** Subscriptions of this user that asked for it, per connection. */
+  targets: { connectionId: string; subscriptionIds: string[] }[];
+}
+
+interface EventMeta {
+  type: string;
+  id: string;
+  timestamp: number;
+  is_deleted?: true;
+}
+
+interface RecipientRow {
+  id: string;
+  connection_id: string;
+  user_id: number;
+}
+
+/**
+ * The event sink (installed by src/index.ts): delivers the events of one write, in order.
+ *
+ * 1. Every event is planned from its own content (src/events/routing.ts): its app-stream
+ *    audience and, if any, a statement finding the live user-stream subscriptions it concerns.
+ * 2. All those statements run in ONE D1 batch.
+ * 3. App streams: the events go once to each hub shard, which sends every frame only to the
+ *    sockets whose stream listens for that type (and app). Events that need no lookup leave
+ *    before the batch returns.
+ * 4. User streams: one call per recipient user to that user's hub, which stamps
+ *    `subscription_ids` per connection. A token revocation then closes the token's connections.
+ */
+export async function deliverEvents(env: Env, events: StampedEvent[]): Promise<void> {
+  const db = openDb(env.DB);
+  const plans = events.map((e) => ({ event: e, ...planRoute(db, e), meta: metaOf(e), data: JSON.stringify(dataOf(e)) }));
+
+  const statements: D1PreparedStatement[] = [];
+  const slot = (s: D1PreparedStatement | null) => (s ? statements.push(s) - 1 : -1);
+  const slots = plans.map((p) => ({ apps: p.appAudience.kind === "query" ? slot(p.appAudience.statement) : -1, users: slot(p.recipients) }));
+
+  const appEvents = (results: D1Result[]) =>
+    plans.map((p, i) => ({
+      mask: typeMask([p.event.type]),
+      frame: `{"meta":${JSON.stringify(p.meta)},"data":${p.data}}`,
+      appIds: resolveApps(p.appAudience, results[slots[i].apps]),
+    }));
+  // Public events need no lookup: they go to the app hubs while the batch runs.
+  const lookupForApps = slots.some((s) => s.apps >= 0);
+  const early = lookupForApps ? null : sendToAppHubs(env, appEvents([]));
+  early?.catch(() => {}); // marked handled: a failure is reported below with the others, even if the batch throws first
+  const results = statements.length ? await env.DB.batch(statements) : [];
+  const apps = early ?? sendToAppHubs(env, appEvents(results));
+
+  const perUser = new Map<number, { events: UserHubEvent[]; revokedTokens: number[] }>();
+  const forUser = (userId: number) => perUser.get(userId) ?? perUser.set(userId, { events: [], revokedTokens: [] }).get(userId)!;
+  plans.forEach((p, i) => {
+    const rows = slots[i].users >= 0 ? ((results[slots[i].users].results ?? []) as unknown as RecipientRow[]) : [];
+    const byUser = new Map<number, Map<string, string[]>>();
+    for (const r of rows) {
+      const conns = byUser.get(r.user_id) ?? byUser.set(r.user_id, new Map()).get(r.user_id)!;
+      conns.set(r.connection_id, [...(conns.get(r.connection_id) ?? []), r.id]);
+    }
+    for (const [userId, conns] of byUser) {
+      forUser(userId).events.push({ meta: p.meta, data: p.data, targets: [...conns].map(([connectionId, subscriptionIds]) => ({ connectionId, subscriptionIds })) });
+    }
+    const { route } = p.event;
+    if (p.event.type === "token" && p.event.isDeleted && route?.tokenId !== undefined && route.actorId !== undefined) {
+      forUser(route.actorId).revokedTokens.push(route.tokenId);
+    }
+  });
+  const users = [...perUser].map(([userId, { events: evs, revokedTokens }]) => userHubFor(env, userId).deliver(evs, revokedTokens));
+
+  const outcomes = await Promise.allSettled([apps, ...users]);
+  const failed = outcomes.filter((o): o is PromiseRejectedResult => o.status === "rejected");
+  if (failed.length) throw new Error(`${failed.length} stream hub call(s) failed: ${String(failed[0].reason)}`);
+}
+
+async function sendToAppHubs(env: Env, events: AppHubEvent[]): Promise<void> {
+  const wanted = events.filter((e) => e.appIds === null || e.appIds.length > 0);
+  if (!wanted.length) return;
+  await Promise.all(allAppHubs(env).map((hub) => hub.publish(wanted)));
+}
+
+function resolveApps(audience: AppAudience, result: D1Result | undefined): number[] | null {
+  if (audience.kind === "all") return null;
+  if (audience.kind === "apps") return audience.appIds;
+  const row = result?.results?.[0] as { apps: string | null } | undefined;
+  if (!row) return [];
+  return row.apps === null ? null : (JSON.parse(row.apps) as number[]);
+}
+
+function metaOf(e: StampedEvent): EventMeta {
+  return { type: e.type, id: e.id, timestamp: e.timestamp, ...(e.isDeleted ? { is_deleted: true as const } : {}) };
+}
+
+const dataOf = (e: StampedEvent) => (LIST_TYPES.has(e.type) && !Array.isArray(e.data) ? [e.data] : e.data);

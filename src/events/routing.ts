@@ -1,0 +1,127 @@
+import type { Db } from "../stores/db";
+import {
+  appsAuthorizedBy,
+  channelAudience,
+  channelRecipients,
+  endpointRecipients,
+  ownerRecipients,
+  postRecipients,
+} from "../stores/stream-subscriptions";
+import type { StampedEvent } from "./publish";
+
+/**
+ * Which app streams may hear of an event: all of them (public objects), a known list of apps,
+ * or the apps a statement finds (private objects: the apps their users authorized).
+ */
+export type AppAudience = { kind: "all" } | { kind: "apps"; appIds: number[] } | { kind: "query"; statement: D1PreparedStatement };
+
+export interface RoutePlan {
+  appAudience: AppAudience;
+  /** Finds the user-stream subscriptions the event goes to (rows id, connection_id, user_id); null: none. */
+  recipients: D1PreparedStatement | null;
+}
+
+type Obj = Record<string, unknown> | undefined;
+
+const NOBODY: AppAudience = { kind: "apps", appIds: [] };
+const ALL: AppAudience = { kind: "all" };
+
+/** Posts and messages arrive as a list (decisions §8), whether the writer passed one or a single object. */
+export const LIST_TYPES = new Set(["post", "message"]);
+
+const asList = (data: unknown): Obj[] => (Array.isArray(data) ? data : [data]) as Obj[];
+const num = (v: unknown): number | undefined => (v === undefined || v === null || v === "" || Number.isNaN(Number(v)) ? undefined : Number(v));
+/** The id of the user an object belongs to, embedded (`user.id`) or not (`user_id`). */
+const ownerOf = (o: Obj): number | undefined => num((o?.user as Obj)?.id ?? o?.user_id);
+
+/** Mentioned user ids in a rendered post (entities.mentions[].id: only existing users carry one). */
+function mentionIds(post: Obj): number[] | undefined {
+  const mentions = ((post?.content as Obj)?.entities as Obj)?.mentions;
+  if (!Array.isArray(mentions)) return undefined;
+  return mentions.map((m: Obj) => num(m?.id)).filter((id): id is number => id !== undefined);
+}
+
+/**
+ * Decides where one event goes, from the event alone (its type, route hints and rendered
+ * data); the statements it returns run together in one D1 batch per publish. Nothing here
+ * looks at connections: user-stream recipients come from the indexed table of live
+ * subscriptions, app-stream recipients are found by the hubs from the object type.
+ *
+ * User-stream subscriptions by endpoint: posts → `/posts/streams/me` and `/unified` of the
+ * author and followers, `/users/me/mentions` and `/unified` of those mentioned (muted and
+ * blocked users left out); message, channel, user_channel_presence → `/channels/{id}/messages`
+ * of that channel; token → `/token` of the token's user through the same app; user → `/token`
+ * of that user (their own profile); file → `/users/me/files` of the owner; user_presence →
+ * every `/presence` subscription.
+ */
+export function planRoute(db: Db, e: StampedEvent): RoutePlan {
+  const route = e.route ?? {};
+  const data = e.data as Obj;
+  switch (e.type) {
+    case "post": {
+      const post = asList(e.data)[0];
+      const author = route.actorId ?? ownerOf(post);
+      const mentioned = mentionIds(post) ?? route.userIds ?? [];
+      return { appAudience: ALL, recipients: author === undefined ? null : postRecipients(db, author, mentioned) };
+    }
+    case "bookmark":
+    case "follow":
+      return { appAudience: ALL, recipients: null };
+    case "user": {
+      const userId = num(data?.id) ?? route.actorId;
+      return { appAudience: ALL, recipients: userId === undefined ? null : ownerRecipients(db, "token", userId) };
+    }
+    case "user_presence":
+      return { appAudience: ALL, recipients: endpointRecipients(db, "presence") };
+    case "mute":
+    case "block": {
+      // Private to the user who muted or blocked: the muted or blocked user must not learn of it.
+      const actor = route.actorId ?? ownerOf(data);
+      return { appAudience: actor === undefined ? NOBODY : authorizedBy(db, [actor]), recipients: null };
+    }
+    case "token": {
+      const userId = route.actorId ?? route.userIds?.[0] ?? ownerOf(data);
+      const appId = route.appId;
+      return {
+        appAudience: appId === undefined ? NOBODY : { kind: "apps", appIds: [appId] },
+        recipients: userId === undefined || appId === undefined ? null : ownerRecipients(db, "token", userId, appId),
+      };
+    }
+    case "file": {
+      // route.userIds names the owner; the actor may be someone holding the file token.
+      const owner = route.userIds?.[0] ?? ownerOf(data) ?? route.actorId;
+      if (owner === undefined) return { appAudience: NOBODY, recipients: null };
+      return { appAudience: authorizedBy(db, [owner]), recipients: ownerRecipients(db, "files", owner) };
+    }
+    case "poll": {
+      const poll = (data?.poll ?? data) as Obj;
+      if (poll?.is_public === true) return { appAudience: ALL, recipients: null };
+      // A private poll: only apps of its creator (never the responder's, which could reveal who answered).
+      const creator = ownerOf(poll) ?? route.userIds?.[0];
+      return { appAudience: creator === undefined ? NOBODY : authorizedBy(db, [creator]), recipients: null };
+    }
+    case "message":
+    case "channel":
+    case "channel_subscription":
+    case "user_channel_presence": {
+      const channelId = route.channelId ?? channelOf(e);
+      if (channelId === undefined) return { appAudience: e.type === "user_channel_presence" ? ALL : NOBODY, recipients: null };
+      return {
+        appAudience: { kind: "query", statement: channelAudience(db, channelId) },
+        recipients: e.type === "channel_subscription" ? null : channelRecipients(db, channelId),
+      };
+    }
+  }
+}
+
+function authorizedBy(db: Db, userIds: number[]): AppAudience {
+  return { kind: "query", statement: appsAuthorizedBy(db, userIds) };
+}
+
+function channelOf(e: StampedEvent): number | undefined {
+  const first = asList(e.data)[0];
+  if (e.type === "message") return num(first?.channel_id);
+  if (e.type === "channel") return num(first?.id);
+  if (e.type === "channel_subscription") return num((first?.channel as Obj)?.id);
+  return num(first?.channel_id);
+}

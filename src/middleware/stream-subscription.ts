@@ -1,0 +1,63 @@
+import type { MiddlewareHandler } from "hono";
+import { MORE_LIMITS } from "../config";
+import { userHubFor } from "../events/hubs";
+import { addMeta } from "../http/envelope";
+import { ApiError } from "../http/errors";
+import { now } from "../http/time";
+import type { AppEnv } from "../http/types";
+import type { StreamEndpoint } from "../stores/stream-subscriptions";
+
+/** The subscribable endpoints of decisions §8 (GET only) and what each subscription listens to. */
+const SUBSCRIBABLE: { path: RegExp; endpoint: StreamEndpoint }[] = [
+  { path: /^\/v1\/posts\/streams\/me\/?$/, endpoint: "posts_me" },
+  { path: /^\/v1\/posts\/streams\/unified\/?$/, endpoint: "posts_unified" },
+  { path: /^\/v1\/users\/me\/mentions\/?$/, endpoint: "mentions" },
+  { path: /^\/v1\/channels\/(\d{1,18})\/messages\/?$/, endpoint: "channel_messages" },
+  { path: /^\/v1\/token\/?$/, endpoint: "token" },
+  { path: /^\/v1\/users\/me\/files\/?$/, endpoint: "files" },
+  { path: /^\/v1\/presence\/?$/, endpoint: "presence" },
+];
+
+function subscribable(path: string): { endpoint: StreamEndpoint; channelId: number | null } | null {
+  for (const s of SUBSCRIBABLE) {
+    const m = s.path.exec(path);
+    if (m) return { endpoint: s.endpoint, channelId: m[1] ? Number(m[1]) : null };
+  }
+  return null;
+}
+
+const UNKNOWN_CONNECTION = "'connection_id' names no open user stream of this user";
+
+/**
+ * User stream subscriptions (decisions §8): a GET of a subscribable endpoint with
+ * `?connection_id=` subscribes that connection of the caller's user stream to the endpoint and
+ * adds `meta.subscription_id` to the normal response. The subscription is made before the
+ * handler runs, so no event between the page read and the subscription is lost, and undone if
+ * the handler fails (its own access rules and validation decide, as without `connection_id`).
+ * The same endpoint twice on one connection gives the same subscription; at most
+ * MORE_LIMITS.subscriptionsPerConnection per connection (400).
+ */
+export const streamSubscription: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const connectionId = c.req.query("connection_id");
+  const target = c.req.method === "GET" && connectionId !== undefined ? subscribable(c.req.path) : null;
+  const auth = c.var.auth;
+  // Without a token the route itself answers (401 where it needs one).
+  if (!target || !auth) return next();
+  if (!auth.user) throw ApiError.forbidden("'connection_id' subscribes a user stream: it needs a user token");
+  if (!/^[0-9a-f]{32}$/.test(connectionId!)) throw ApiError.badRequest(UNKNOWN_CONNECTION);
+
+  const hub = userHubFor(c.env, auth.user.id);
+  const result = await hub.subscribe(connectionId!, target.endpoint, target.channelId, now(c));
+  if ("error" in result) {
+    throw ApiError.badRequest(
+      result.error === "full" ? `'connection_id' already has ${MORE_LIMITS.subscriptionsPerConnection} subscriptions` : UNKNOWN_CONNECTION,
+    );
+  }
+  addMeta(c, { subscription_id: result.subscriptionId });
+  await next();
+  if (result.created && (c.error || c.res.status >= 300)) {
+    await hub.unsubscribe(connectionId!, result.subscriptionId).catch((e) =>
+      console.error(JSON.stringify({ error: "undoing a subscription failed", detail: String(e) })),
+    );
+  }
+};

@@ -1,0 +1,100 @@
+import { z } from "@hono/zod-openapi";
+import { ANY_TOKEN, currentUser, userToken } from "../auth/access";
+import { LIMITS } from "../config";
+import { readFields, stringField } from "../http/body";
+import { ok } from "../http/envelope";
+import { ApiError } from "../http/errors";
+import { resolveUserRef } from "../http/refs";
+import { createRouter, defineRoute, Envelope, errors, userRef } from "../http/route";
+import { now } from "../http/time";
+import { appliedPresence } from "../middleware/update-presence";
+import { parseStatus, setUserPresence } from "../services/presence";
+import { getPresence, listOnline } from "../stores/presence";
+import { viewContext } from "../views/context";
+import { renderPresence } from "../views/presence";
+
+export const PresenceSchema = z
+  .object({
+    id: z.string(),
+    username: z.string(),
+    name: z.string().optional(),
+    avatar_image: z.string(),
+    presence: z.string(),
+    last_seen_at: z.string().optional(),
+  })
+  .openapi("Presence");
+
+const PresenceBody = z
+  .object({
+    presence: z
+      .union([z.string(), z.number()])
+      .nullable()
+      .optional()
+      .openapi({ description: `Unset or \`1\`: \`online\`; \`offline\` or \`0\`: offline; other text up to ${LIMITS.user.presence_max_length} characters` }),
+  })
+  .openapi("PresenceUpdate");
+
+const params = z.object({ user_id: userRef.openapi({ param: { name: "user_id", in: "path" }, example: "me" }) });
+
+export const presenceRoutes = createRouter()
+  .openapi(
+    defineRoute(ANY_TOKEN, {
+      method: "get",
+      path: "/presence",
+      tags: ["Presence"],
+      summary: "Presence of every user who is not offline (newest update first)",
+      responses: { 200: Envelope(z.array(PresenceSchema), "Presence objects"), ...errors(401) },
+    }),
+    async (c) => {
+      const origin = viewContext(c).origin;
+      const rows = await listOnline(c.var.db, now(c));
+      return ok(c, rows.map((r) => renderPresence(r, origin)));
+    },
+  )
+  .openapi(
+    defineRoute(ANY_TOKEN, {
+      method: "get",
+      path: "/users/{user_id}/presence",
+      tags: ["Presence"],
+      summary: "A user's presence (`offline` without `last_seen_at` if they never set one)",
+      request: { params },
+      responses: { 200: Envelope(PresenceSchema, "Presence object"), ...errors(400, 401, 403, 404) },
+    }),
+    async (c) => {
+      const id = await resolveUserRef(c, c.req.valid("param").user_id);
+      const row = await getPresence(c.var.db, id, now(c));
+      if (!row) throw ApiError.notFound("no such user");
+      return ok(c, renderPresence(row, viewContext(c).origin));
+    },
+  )
+  .openapi(
+    defineRoute(userToken("presence"), {
+      method: "put",
+      path: "/users/me/presence",
+      tags: ["Presence"],
+      summary: "Set the caller's presence",
+      description:
+        "Form field or JSON field `presence`. A status lasts 15 minutes unless replaced. With the query parameter `update_presence` the parameter wins over the body and the update happens once.",
+      request: {
+        body: {
+          required: false,
+          content: {
+            "application/x-www-form-urlencoded": { schema: PresenceBody },
+            "multipart/form-data": { schema: PresenceBody },
+            "application/json": { schema: PresenceBody },
+          },
+        },
+      },
+      responses: { 200: Envelope(PresenceSchema, "The updated Presence object"), ...errors(400, 401, 403) },
+    }),
+    async (c) => {
+      const user = currentUser(c);
+      const done = appliedPresence(c);
+      if (done) {
+        if (!done.ok) throw done.error;
+        return ok(c, done.presence);
+      }
+      const status = parseStatus(stringField(await readFields(c), "presence"), "presence");
+      return ok(c, await setUserPresence(c, user, status));
+    },
+  );

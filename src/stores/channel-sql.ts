@@ -1,0 +1,85 @@
+import { Column, is, sql, type SQL } from "drizzle-orm";
+import type { Db } from "./db";
+import { statement } from "./batch";
+import { userViewColumns, type UserView } from "./users";
+
+// SQL shared by the channel, message and search stores: who may read a channel, the
+// embedded user of a row, and how rows come back from raw D1 statements.
+
+/** The channel type of private messages. */
+export const PM_TYPE = "io.example.core.pm";
+
+/** A viewer id usable in SQL: 0 matches no user (ids start at 1). */
+export const viewerParam = (viewerId: number | null) => viewerId ?? 0;
+
+/**
+ * Whether the viewer may read channel `c` (an alias in the query): `read.public`, or for a
+ * user `read.any_user`, `write.any_user`, ownership or any ACL row (full and write imply read).
+ */
+export function canReadSql(alias: string, viewerId: number | null): SQL {
+  const c = sql.raw(alias);
+  if (viewerId == null) return sql`(${c}.read_public = 1)`;
+  return sql`(${c}.read_public = 1 OR ${c}.read_any_user = 1 OR ${c}.write_any_user = 1 OR ${c}.owner_id = ${viewerId}
+    OR EXISTS (SELECT 1 FROM channel_acl ra WHERE ra.user_id = ${viewerId} AND ra.channel_id = ${c}.id))`;
+}
+
+const USER_PREFIX = "u__";
+type Decoder = { mapFromDriverValue(v: unknown): unknown };
+let userDecoders: [string, Decoder][] | undefined;
+
+/**
+ * Columns of the user joined as `users` (unaliased), with the viewer's relationship flags,
+ * aliased `u__<field>` so they can sit next to other columns; `readUser` decodes them.
+ */
+export function userColumnsSql(viewerId: number | null): SQL {
+  const cols = userViewColumns(viewerId);
+  return sql.join(
+    Object.entries(cols).map(([k, v]) => sql`${v} AS ${sql.identifier(USER_PREFIX + k)}`),
+    sql`, `,
+  );
+}
+
+/** The embedded user of a raw row selected with `userColumnsSql`, or null when the join found none. */
+export function readUser(row: Record<string, unknown>): UserView | null {
+  if (row[USER_PREFIX + "id"] == null) return null;
+  userDecoders ??= Object.entries(userViewColumns(null)).map(([k, v]) => [
+    k,
+    is(v, Column) ? v : ((v as unknown as { decoder: Decoder }).decoder ?? { mapFromDriverValue: (x: unknown) => x }),
+  ]);
+  const out: Record<string, unknown> = {};
+  for (const [k, dec] of userDecoders) {
+    const raw = row[USER_PREFIX + k];
+    out[k] = raw == null ? null : dec.mapFromDriverValue(raw);
+  }
+  return out as UserView;
+}
+
+export type Row = Record<string, unknown>;
+
+/** Runs one raw statement; rows as D1 returns them (column names as selected). */
+export async function allRows(db: Db, q: SQL): Promise<Row[]> {
+  const res = await statement(db, q).all<Row>();
+  return res.results ?? [];
+}
+
+/** Runs raw statements atomically in one round trip; the rows of each. */
+export async function batchRows(db: Db, qs: SQL[]): Promise<Row[][]> {
+  const res = await db.$client.batch(qs.map((q) => statement(db, q)));
+  return res.map((r) => (r.results ?? []) as Row[]);
+}
+
+/** A JSON array parameter for `json_each(?)`: keeps the bound-parameter count at one for any list. */
+export const jsonList = (values: readonly (string | number)[]) => JSON.stringify(values);
+
+export const bool = (v: unknown) => v === 1 || v === true || v === "1";
+export const num = (v: unknown) => (v == null ? null : Number(v));
+export const json = (v: unknown) => (typeof v === "string" ? JSON.parse(v) : (v ?? null));
+
+/** Since/before bounds of a page on a pagination column given as SQL text (e.g. `m.id`). */
+export function pageBoundsSql(col: string, page: { sinceId?: number; sinceInclusive?: boolean; beforeId?: number; beforeInclusive?: boolean }): SQL {
+  const c = sql.raw(col);
+  const conds: SQL[] = [];
+  if (page.sinceId !== undefined) conds.push(page.sinceInclusive ? sql`${c} >= ${page.sinceId}` : sql`${c} > ${page.sinceId}`);
+  if (page.beforeId !== undefined) conds.push(page.beforeInclusive ? sql`${c} <= ${page.beforeId}` : sql`${c} < ${page.beforeId}`);
+  return conds.length ? sql.join(conds, sql` AND `) : sql`1`;
+}

@@ -1,0 +1,338 @@
+import { sql, type SQL } from "drizzle-orm";
+import type { Page } from "../http/pagination";
+import type { UserView } from "./users";
+import { schema, type Db } from "./db";
+import { pageLimit, pageOrder, pageWhere } from "./page-sql";
+import {
+  allRows,
+  batchRows,
+  bool,
+  canReadSql,
+  json,
+  jsonList,
+  num,
+  readUser,
+  userColumnsSql,
+  viewerParam,
+  type Row,
+} from "./channel-sql";
+
+const { subscriptions, channelMutes } = schema;
+
+export type AclLevel = "full" | "write" | "read";
+export const ACL_LEVELS: readonly AclLevel[] = ["full", "write", "read"];
+
+/** ACL flags of a channel as stored (decisions §4 `acl`, without the member lists). */
+export interface AclFlags {
+  readPublic: boolean;
+  readAnyUser: boolean;
+  writeAnyUser: boolean;
+  readImmutable: boolean;
+  writeImmutable: boolean;
+  fullImmutable: boolean;
+}
+
+/** A channel with its ACL members and the viewer's flags, as one query returns it. */
+export interface ChannelRecord extends AclFlags {
+  id: number;
+  type: string;
+  ownerId: number;
+  appId: number;
+  pmKey: string | null;
+  isActive: boolean;
+  raw: unknown;
+  createdAt: number;
+  messages: number;
+  subscribers: number;
+  recentMessageId: number | null;
+  /** Explicit ACL members per level (the owner is implicit). */
+  acl: Record<AclLevel, number[]>;
+  youSubscribed: boolean;
+  youMuted: boolean;
+  /** Whether the viewer's `channel:{id}` marker is below the newest message; undefined without a user viewer. */
+  hasUnread?: boolean;
+  owner: UserView | null;
+  /** Set by lists: the id the list paginates by (subscription or mute id). */
+  paginationId?: number;
+}
+
+/** What the viewer may do in a channel: full (edit) ⊃ write ⊃ read. */
+export function channelAccess(ch: ChannelRecord, viewerId: number | null) {
+  const v = viewerId;
+  const full = v != null && (ch.ownerId === v || ch.acl.full.includes(v));
+  const write = full || (v != null && (ch.writeAnyUser || ch.acl.write.includes(v)));
+  const read = write || ch.readPublic || (v != null && (ch.readAnyUser || ch.acl.read.includes(v)));
+  return { full, write, read };
+}
+
+/** Participants of a private-message channel: its `pm_key` is their sorted ids. */
+export const pmParticipants = (pmKey: string) => pmKey.split(",").map(Number);
+export const pmKeyOf = (ids: number[]) => [...new Set(ids)].sort((a, b) => a - b).join(",");
+
+/** Columns of a channel `c` (joined with its owner as `users`) for `readChannel`. */
+export function channelColumnsSql(viewerId: number | null): SQL {
+  const v = viewerParam(viewerId);
+  // has_unread (api.md "Stream markers"): read only when the viewer's `channel:{id}` marker is at
+  // or above the newest message; no marker and any message means unread. A primary-key lookup.
+  const you =
+    viewerId == null
+      ? sql`0 AS you_subscribed, 0 AS you_muted, NULL AS has_unread`
+      : sql`EXISTS (SELECT 1 FROM subscriptions ys WHERE ys.user_id = ${v} AND ys.channel_id = c.id) AS you_subscribed,
+        EXISTS (SELECT 1 FROM channel_mutes ym WHERE ym.user_id = ${v} AND ym.channel_id = c.id) AS you_muted,
+        (c.recent_message_id IS NOT NULL AND c.recent_message_id >
+          coalesce((SELECT hm.position FROM markers hm WHERE hm.user_id = ${v} AND hm.name = 'channel:' || c.id), -1)) AS has_unread`;
+  return sql`c.id, c.type, c.owner_id, c.app_id, c.pm_key, c.read_public, c.read_any_user, c.write_any_user,
+    c.read_immutable, c.write_immutable, c.full_immutable, c.is_active, c.raw, c.created_at, c.messages,
+    c.subscribers, c.recent_message_id,
+    (SELECT group_concat(ca.level || ':' || ca.user_id) FROM channel_acl ca WHERE ca.channel_id = c.id) AS acl_members,
+    ${you}, ${userColumnsSql(viewerId)}`;
+}
+
+const ownerJoin = sql`LEFT JOIN users ON users.id = c.owner_id`;
+const channelFrom = sql`channels c ${ownerJoin}`;
+
+export function readChannel(r: Row): ChannelRecord {
+  const acl: Record<AclLevel, number[]> = { full: [], write: [], read: [] };
+  for (const m of String(r.acl_members ?? "").split(",").filter(Boolean)) {
+    const [level, id] = m.split(":");
+    acl[level as AclLevel]?.push(Number(id));
+  }
+  for (const l of ACL_LEVELS) acl[l].sort((a, b) => a - b);
+  return {
+    id: Number(r.id),
+    type: String(r.type),
+    ownerId: Number(r.owner_id),
+    appId: Number(r.app_id),
+    pmKey: (r.pm_key as string | null) ?? null,
+    readPublic: bool(r.read_public),
+    readAnyUser: bool(r.read_any_user),
+    writeAnyUser: bool(r.write_any_user),
+    readImmutable: bool(r.read_immutable),
+    writeImmutable: bool(r.write_immutable),
+    fullImmutable: bool(r.full_immutable),
+    isActive: bool(r.is_active),
+    raw: json(r.raw),
+    createdAt: Number(r.created_at),
+    messages: Number(r.messages),
+    subscribers: Number(r.subscribers),
+    recentMessageId: num(r.recent_message_id),
+    acl,
+    youSubscribed: bool(r.you_subscribed),
+    youMuted: bool(r.you_muted),
+    ...(r.has_unread != null ? { hasUnread: bool(r.has_unread) } : {}),
+    owner: readUser(r),
+    ...(r.pagination_id != null ? { paginationId: Number(r.pagination_id) } : {}),
+  };
+}
+
+/** A channel by id with the viewer's flags (whether the viewer may read it is `channelAccess`). */
+export function channelByIdSql(id: number | SQL, viewerId: number | null): SQL {
+  return sql`SELECT ${channelColumnsSql(viewerId)} FROM ${channelFrom} WHERE c.id = ${id}`;
+}
+
+export async function getChannel(db: Db, id: number, viewerId: number | null): Promise<ChannelRecord | undefined> {
+  const [row] = await allRows(db, channelByIdSql(id, viewerId));
+  return row ? readChannel(row) : undefined;
+}
+
+/** The id of the channel inserted last in this batch (AUTOINCREMENT: the largest). */
+const NEW_CHANNEL_ID = sql`(SELECT max(id) FROM channels)`;
+
+/** Inserts ACL member rows `[level, userId]` for a channel id expression. */
+function aclInsertSql(channelId: number | SQL, members: [AclLevel, number][]): SQL {
+  return sql`INSERT OR IGNORE INTO channel_acl (channel_id, user_id, level)
+    SELECT ${channelId}, json_extract(j.value, '$[1]'), json_extract(j.value, '$[0]') FROM json_each(${JSON.stringify(members)}) j`;
+}
+
+const membersOf = (acl: Partial<Record<AclLevel, number[]>>): [AclLevel, number][] =>
+  ACL_LEVELS.flatMap((l) => (acl[l] ?? []).map((id): [AclLevel, number] => [l, id]));
+
+const recountSubscribers = (channelId: number | SQL) =>
+  sql`UPDATE channels SET subscribers = (SELECT count(*) FROM subscriptions WHERE channel_id = ${channelId}) WHERE id = ${channelId}`;
+
+export interface NewChannel extends AclFlags {
+  type: string;
+  ownerId: number;
+  appId: number;
+  acl: Record<AclLevel, number[]>;
+  raw: unknown;
+  createdAt: number;
+}
+
+/** Creates a channel with its ACL and subscribes its owner, in one batch; returns it as the owner sees it. */
+export async function createChannel(db: Db, ch: NewChannel): Promise<ChannelRecord> {
+  const f = (b: boolean) => (b ? 1 : 0);
+  const rows = await batchRows(db, [
+    sql`INSERT INTO channels (type, owner_id, app_id, read_public, read_any_user, write_any_user, read_immutable,
+        write_immutable, full_immutable, raw, created_at, subscribers)
+      VALUES (${ch.type}, ${ch.ownerId}, ${ch.appId}, ${f(ch.readPublic)}, ${f(ch.readAnyUser)}, ${f(ch.writeAnyUser)},
+        ${f(ch.readImmutable)}, ${f(ch.writeImmutable)}, ${f(ch.fullImmutable)},
+        ${ch.raw == null ? null : JSON.stringify(ch.raw)}, ${ch.createdAt}, 1)`,
+    aclInsertSql(NEW_CHANNEL_ID, membersOf(ch.acl)),
+    sql`INSERT INTO subscriptions (channel_id, user_id, created_at) VALUES (${NEW_CHANNEL_ID}, ${ch.ownerId}, ${ch.createdAt})`,
+    channelByIdSql(NEW_CHANNEL_ID, ch.ownerId),
+  ]);
+  return readChannel(rows[3][0]);
+}
+
+export interface ChannelChanges {
+  flags: Partial<AclFlags>;
+  /** ACL levels whose member lists are replaced. */
+  acl: Partial<Record<AclLevel, number[]>>;
+  /** undefined: unchanged; null: removed. */
+  raw?: unknown;
+}
+
+const FLAG_COLUMNS: Record<keyof AclFlags, string> = {
+  readPublic: "read_public",
+  readAnyUser: "read_any_user",
+  writeAnyUser: "write_any_user",
+  readImmutable: "read_immutable",
+  writeImmutable: "write_immutable",
+  fullImmutable: "full_immutable",
+};
+
+/** Applies changes to a channel's ACL and raw in one batch; returns the channel as the viewer sees it. */
+export async function updateChannel(db: Db, id: number, changes: ChannelChanges, viewerId: number): Promise<ChannelRecord> {
+  const sets: SQL[] = [];
+  for (const [k, v] of Object.entries(changes.flags) as [keyof AclFlags, boolean | undefined][]) {
+    if (v !== undefined) sets.push(sql`${sql.raw(FLAG_COLUMNS[k])} = ${v ? 1 : 0}`);
+  }
+  if (changes.raw !== undefined) sets.push(sql`raw = ${changes.raw === null ? null : JSON.stringify(changes.raw)}`);
+  const stmts: SQL[] = [];
+  if (sets.length) stmts.push(sql`UPDATE channels SET ${sql.join(sets, sql`, `)} WHERE id = ${id}`);
+  for (const level of ACL_LEVELS) {
+    const ids = changes.acl[level];
+    if (!ids) continue;
+    stmts.push(sql`DELETE FROM channel_acl WHERE channel_id = ${id} AND level = ${level}`);
+    if (ids.length) stmts.push(aclInsertSql(id, ids.map((u): [AclLevel, number] => [level, u])));
+  }
+  stmts.push(channelByIdSql(id, viewerId));
+  const rows = await batchRows(db, stmts);
+  return readChannel(rows[rows.length - 1][0]);
+}
+
+/** Result of a subscription change: the channel afterwards and whether anything changed. */
+export interface SubscriptionChange {
+  channel: ChannelRecord;
+  changed: boolean;
+}
+
+/**
+ * Subscribes the user (the user's own act: it also lifts a mute, so "muted" always means
+ * "not subscribed"); one batch.
+ */
+export async function subscribe(db: Db, channelId: number, userId: number, at: number): Promise<SubscriptionChange> {
+  const rows = await batchRows(db, [
+    sql`INSERT INTO subscriptions (channel_id, user_id, created_at) VALUES (${channelId}, ${userId}, ${at})
+      ON CONFLICT (user_id, channel_id) DO NOTHING RETURNING id`,
+    sql`DELETE FROM channel_mutes WHERE user_id = ${userId} AND channel_id = ${channelId}`,
+    recountSubscribers(channelId),
+    channelByIdSql(channelId, userId),
+  ]);
+  return { changed: rows[0].length > 0, channel: readChannel(rows[3][0]) };
+}
+
+export async function unsubscribe(db: Db, channelId: number, userId: number): Promise<SubscriptionChange> {
+  const rows = await batchRows(db, [
+    sql`DELETE FROM subscriptions WHERE user_id = ${userId} AND channel_id = ${channelId} RETURNING id`,
+    recountSubscribers(channelId),
+    channelByIdSql(channelId, userId),
+  ]);
+  return { changed: rows[0].length > 0, channel: readChannel(rows[2][0]) };
+}
+
+const readableChannel = (channelId: number, viewerId: number) =>
+  sql`EXISTS (SELECT 1 FROM channels c WHERE c.id = ${channelId} AND ${canReadSql("c", viewerId)})`;
+
+/**
+ * Mutes a channel the user can read and unsubscribes them, in one batch guarded by the read
+ * ACL (nothing is written for an unreadable channel: the result is undefined → 404).
+ * `unsubscribed` tells whether a subscription ended.
+ */
+export async function mute(
+  db: Db,
+  channelId: number,
+  userId: number,
+  at: number,
+): Promise<{ channel: ChannelRecord; unsubscribed: boolean } | undefined> {
+  const rows = await batchRows(db, [
+    sql`INSERT INTO channel_mutes (channel_id, user_id, created_at)
+      SELECT ${channelId}, ${userId}, ${at} WHERE ${readableChannel(channelId, userId)}
+      ON CONFLICT (user_id, channel_id) DO NOTHING`,
+    sql`DELETE FROM subscriptions WHERE user_id = ${userId} AND channel_id = ${channelId}
+      AND ${readableChannel(channelId, userId)} RETURNING id`,
+    recountSubscribers(channelId),
+    sql`SELECT ${channelColumnsSql(userId)} FROM ${channelFrom} WHERE c.id = ${channelId} AND ${canReadSql("c", userId)}`,
+  ]);
+  const row = rows[3][0];
+  return row ? { channel: readChannel(row), unsubscribed: rows[1].length > 0 } : undefined;
+}
+
+/** Lifts a mute (does not resubscribe); undefined when the channel is not readable. */
+export async function unmute(db: Db, channelId: number, userId: number): Promise<ChannelRecord | undefined> {
+  const rows = await batchRows(db, [
+    sql`DELETE FROM channel_mutes WHERE user_id = ${userId} AND channel_id = ${channelId} AND ${readableChannel(channelId, userId)}`,
+    sql`SELECT ${channelColumnsSql(userId)} FROM ${channelFrom} WHERE c.id = ${channelId} AND ${canReadSql("c", userId)}`,
+  ]);
+  const row = rows[1][0];
+  return row ? readChannel(row) : undefined;
+}
+
+const whereOr = (cond: SQL | undefined) => cond ?? sql`1`;
+
+/** Channels the user is subscribed to (and can still read), newest subscription first. */
+export async function listSubscribed(db: Db, userId: number, page: Page, types?: string[]): Promise<ChannelRecord[]> {
+  const typeFilter = types?.length ? sql`AND c.type IN (SELECT value FROM json_each(${jsonList(types)}))` : sql``;
+  const rows = await allRows(
+    db,
+    sql`SELECT ${channelColumnsSql(userId)}, ${subscriptions.id} AS pagination_id
+      FROM subscriptions JOIN channels c ON c.id = ${subscriptions.channelId} ${ownerJoin}
+      WHERE ${subscriptions.userId} = ${userId} AND ${whereOr(pageWhere(subscriptions.id, page))} ${typeFilter}
+        AND ${canReadSql("c", userId)}
+      ORDER BY ${pageOrder(subscriptions.id, page)} LIMIT ${pageLimit(page)}`,
+  );
+  return rows.map(readChannel);
+}
+
+/** Channels the user muted (and can still read), most recently muted first. */
+export async function listMuted(db: Db, userId: number, page: Page): Promise<ChannelRecord[]> {
+  const rows = await allRows(
+    db,
+    sql`SELECT ${channelColumnsSql(userId)}, ${channelMutes.id} AS pagination_id
+      FROM channel_mutes JOIN channels c ON c.id = ${channelMutes.channelId} ${ownerJoin}
+      WHERE ${channelMutes.userId} = ${userId} AND ${whereOr(pageWhere(channelMutes.id, page))}
+        AND ${canReadSql("c", userId)}
+      ORDER BY ${pageOrder(channelMutes.id, page)} LIMIT ${pageLimit(page)}`,
+  );
+  return rows.map(readChannel);
+}
+
+/**
+ * Resolves user references (integer ids or `@username`) in one query: the id of each found
+ * reference, keyed by the reference as given; blocked flags tell whether the user blocks `viewerId`.
+ */
+export async function resolveUserRefs(
+  db: Db,
+  refs: string[],
+  viewerId: number,
+): Promise<Map<string, { id: number; blocksViewer: boolean }>> {
+  const out = new Map<string, { id: number; blocksViewer: boolean }>();
+  if (!refs.length) return out;
+  const ids = refs.filter((r) => /^\d+$/.test(r)).map(Number);
+  const names = refs.filter((r) => r.startsWith("@")).map((r) => r.slice(1).toLowerCase());
+  const rows = await allRows(
+    db,
+    sql`SELECT u.id, u.username,
+        EXISTS (SELECT 1 FROM user_blocks b WHERE b.user_id = u.id AND b.blocked_id = ${viewerId}) AS blocks_viewer
+      FROM users u
+      WHERE (u.id IN (SELECT value FROM json_each(${jsonList(ids)})) OR u.username IN (SELECT value FROM json_each(${jsonList(names)})))
+        AND u.is_disabled = 0`,
+  );
+  for (const r of rows) {
+    const found = { id: Number(r.id), blocksViewer: bool(r.blocks_viewer) };
+    out.set(String(r.id), found);
+    out.set("@" + String(r.username), found);
+  }
+  return out;
+}

@@ -1,0 +1,303 @@
+import { and, eq, getTableColumns, sql, type SQL } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import type { Page } from "../http/pagination";
+import type { AppRecord } from "./apps";
+import { runBatch } from "./batch";
+import { schema, type Db } from "./db";
+import { endOperation } from "./operations";
+import { pageLimit, pageOrder, pageWhere } from "./page-sql";
+import { userViewColumns, type UserView } from "./users";
+
+const { files, derivedFiles, users, apps } = schema;
+
+export type FileRecord = typeof files.$inferSelect;
+export type NewFile = typeof files.$inferInsert;
+export type DerivedRecord = typeof derivedFiles.$inferSelect;
+
+/** A file as the views render it: the row, its creator (as the viewer sees them), its client, its derived files. */
+export interface FileRow {
+  file: FileRecord;
+  user: UserView;
+  app: AppRecord;
+  derived: DerivedRecord[];
+}
+
+const derivedJson = sql<string>`(select json_group_array(json_object(
+    'fileId', d.file_id, 'key', d.key, 'name', d.name, 'mimeType', d.mime_type, 'size', d.size, 'sha256', d.sha256,
+    'storageKey', d.storage_key, 'imageInfo', json(d.image_info), 'createdAt', d.created_at,
+    'urlToken', d.url_token, 'urlExpiresAt', d.url_expires_at)) from derived_files d where d.file_id = ${files.id})`;
+
+/** One query: files with their user (relationship flags for the viewer), client and derived files. */
+function selectFileRows(db: Db, viewerId: number | null) {
+  return db
+    .select({ file: files, user: userViewColumns(viewerId), app: apps, derived: derivedJson })
+    .from(files)
+    .innerJoin(users, eq(users.id, files.userId))
+    .innerJoin(apps, eq(apps.id, files.appId));
+}
+
+type SelectedRow = { file: FileRecord; user: unknown; app: AppRecord; derived: string | null };
+const toFileRow = (r: SelectedRow): FileRow => ({
+  file: r.file,
+  user: r.user as UserView,
+  app: r.app,
+  derived: (JSON.parse(r.derived ?? "[]") as DerivedRecord[]).sort((a, b) => (a.key < b.key ? -1 : 1)),
+});
+
+export async function getFileRow(db: Db, id: number, viewerId: number | null): Promise<FileRow | undefined> {
+  const row = await selectFileRows(db, viewerId)
+    .where(and(eq(files.id, id), eq(files.isDeleted, false)))
+    .get();
+  return row ? toFileRow(row) : undefined;
+}
+
+/** Files by id (not deleted), in the order the ids were given. */
+export async function getFileRowsByIds(db: Db, ids: number[], viewerId: number | null): Promise<FileRow[]> {
+  if (!ids.length) return [];
+  const rows = await selectFileRows(db, viewerId).where(and(inJson(files.id, ids), eq(files.isDeleted, false)));
+  const byId = new Map(rows.map((r) => [r.file.id, toFileRow(r)]));
+  return ids.map((id) => byId.get(id)).filter((r): r is FileRow => !!r);
+}
+
+/**
+ * `col in (list)` with the list bound as one JSON parameter: D1 allows at most 100 bound
+ * parameters per query, and id lists here go up to 200 and beyond.
+ */
+const inJson = (col: SQLiteColumn | SQL, values: (string | number)[]) => sql`${col} in (select value from json_each(${JSON.stringify(values)}))`;
+
+/** Filters of the user's file stream (general file parameters). */
+export interface FileFilters {
+  includeIncomplete: boolean;
+  includePrivate: boolean;
+  mimeTypes?: string[];
+  fileTypes?: string[];
+  excludeFileTypes?: string[];
+  /** Types the token's `files:<type>` scopes allow; undefined = all. */
+  scopeTypes?: string[];
+}
+
+export async function listUserFileRows(db: Db, userId: number, f: FileFilters, page: Page, viewerId: number | null): Promise<FileRow[]> {
+  const conds: (SQL | undefined)[] = [eq(files.userId, userId), eq(files.isDeleted, false), pageWhere(files.id, page)];
+  if (!f.includeIncomplete) conds.push(eq(files.isComplete, true));
+  if (!f.includePrivate) conds.push(eq(files.isPublic, true));
+  if (f.mimeTypes?.length) {
+    // the recorded type without parameters (a text file's `; charset=...`)
+    const base = sql`(case when instr(${files.mimeType}, ';') > 0 then substr(${files.mimeType}, 1, instr(${files.mimeType}, ';') - 1) else ${files.mimeType} end)`;
+    conds.push(inJson(base, f.mimeTypes));
+  }
+  if (f.fileTypes?.length) conds.push(inJson(files.type, f.fileTypes));
+  else if (f.excludeFileTypes?.length) conds.push(sql`not ${inJson(files.type, f.excludeFileTypes)}`);
+  if (f.scopeTypes) conds.push(inJson(files.type, f.scopeTypes));
+  const rows = await selectFileRows(db, viewerId)
+    .where(and(...conds))
+    .orderBy(pageOrder(files.id, page))
+    .limit(pageLimit(page));
+  return rows.map(toFileRow);
+}
+
+// ---- writes --------------------------------------------------------------------------------
+
+type BatchItem = SQL | { toSQL(): { sql: string; params: unknown[] } };
+
+/** Maps a raw D1 row (snake_case columns) to the drizzle record of a table. */
+function fromRaw<T>(table: SQLiteTable, raw: Record<string, unknown>): T {
+  const out: Record<string, unknown> = {};
+  for (const [key, col] of Object.entries(getTableColumns(table))) {
+    const v = raw[col.name];
+    out[key] = v === null || v === undefined ? null : col.mapFromDriverValue(v);
+  }
+  return out as T;
+}
+
+/** `insert into t (cols) select values where <cond>` (plus an optional tail such as ON CONFLICT). */
+function insertWhere(table: SQLiteTable, values: Record<string, unknown>, where: SQL, tail: SQL = sql``): SQL {
+  const cols = getTableColumns(table);
+  const names: SQL[] = [];
+  const vals: SQL[] = [];
+  for (const [key, v] of Object.entries(values)) {
+    if (v === undefined) continue;
+    names.push(sql`${sql.identifier(cols[key].name)}`);
+    vals.push(v === null ? sql`null` : sql`${cols[key].mapToDriverValue(v)}`);
+  }
+  return sql`insert into ${table} (${sql.join(names, sql`, `)}) select ${sql.join(vals, sql`, `)} where ${where}${tail}`;
+}
+
+/** The owner's storage plus `delta` stays within the quota. */
+const fitsQuota = (userId: number, delta: number, quota: number) =>
+  sql`(select storage_used from users where id = ${userId}) + ${delta} <= ${quota}`;
+
+/**
+ * Creates a file (complete or placeholder) and adds its size to the owner's storage in one
+ * batch; nothing is written when the quota would be exceeded (returns undefined).
+ */
+export async function insertFile(db: Db, values: NewFile, quota: number, extra: BatchItem[] = []): Promise<FileRecord | undefined> {
+  const size = values.size ?? 0;
+  const key = values.storageKey ?? null;
+  const [inserted] = await runBatch(db, [
+    sql`${insertWhere(files, values as Record<string, unknown>, fitsQuota(values.userId, size, quota))} returning *`,
+    db
+      .update(users)
+      .set({ storageUsed: sql`${users.storageUsed} + ${size}` })
+      .where(and(eq(users.id, values.userId), sql`${size} > 0`, sql`exists(select 1 from files where storage_key = ${key})`)),
+    ...extra,
+  ]);
+  const raw = inserted.results[0] as Record<string, unknown> | undefined;
+  return raw ? fromRaw<FileRecord>(files, raw) : undefined;
+}
+
+export interface UploadedContent {
+  mimeType: string;
+  size: number;
+  sha256: string;
+  storageKey: string;
+  mediaInfo: unknown;
+  urlToken: string;
+  urlExpiresAt: number;
+}
+
+/**
+ * Completes a placeholder with its content: the file row, the owner's storage and the
+ * placeholder's `file_create` operation change together, only if the file is still an
+ * incomplete placeholder and the content fits the quota. Returns whether it happened.
+ */
+export async function completeFile(db: Db, file: FileRecord, c: UploadedContent, quota: number, opId: string, at: number): Promise<boolean> {
+  const stored = sql`exists(select 1 from files where id = ${file.id} and storage_key = ${c.storageKey})`;
+  const [updated] = await runBatch(db, [
+    db
+      .update(files)
+      .set({ ...c, isComplete: true })
+      .where(and(eq(files.id, file.id), eq(files.isComplete, false), eq(files.isDeleted, false), fitsQuota(file.userId, c.size, quota))),
+    db
+      .update(users)
+      .set({ storageUsed: sql`${users.storageUsed} + ${c.size}` })
+      .where(and(eq(users.id, file.userId), stored)),
+    db
+      .update(schema.operations)
+      .set({ status: "completed", endedAt: at })
+      .where(and(eq(schema.operations.id, opId), eq(schema.operations.status, "running"), stored)),
+  ]);
+  return updated.meta.changes > 0;
+}
+
+/**
+ * Adds or replaces a derived file. `previous` is the row being replaced (read with the file):
+ * the write only happens if it is still the current one, the file is not deleted, the file
+ * keeps at most `maxDerived` derived files and the size difference fits the quota.
+ */
+export async function upsertDerived(
+  db: Db,
+  file: FileRecord,
+  d: DerivedRecord,
+  previous: DerivedRecord | undefined,
+  limits: { quota: number; maxDerived: number },
+): Promise<boolean> {
+  const delta = d.size - (previous?.size ?? 0);
+  const current = previous
+    ? sql`(select storage_key from derived_files where file_id = ${file.id} and key = ${d.key}) = ${previous.storageKey}`
+    : sql`not exists(select 1 from derived_files where file_id = ${file.id} and key = ${d.key})`;
+  const cond = sql`${current}
+    and exists(select 1 from files where id = ${file.id} and is_deleted = 0)
+    and (select count(*) from derived_files where file_id = ${file.id} and key != ${d.key}) < ${limits.maxDerived}
+    and ${fitsQuota(file.userId, delta, limits.quota)}`;
+  const upsert = insertWhere(
+    derivedFiles,
+    d as unknown as Record<string, unknown>,
+    cond,
+    sql` on conflict (file_id, key) do update set name = excluded.name, mime_type = excluded.mime_type, size = excluded.size,
+      sha256 = excluded.sha256, storage_key = excluded.storage_key, image_info = excluded.image_info, created_at = excluded.created_at,
+      url_token = excluded.url_token, url_expires_at = excluded.url_expires_at`,
+  );
+  const [written] = await runBatch(db, [
+    upsert,
+    db
+      .update(users)
+      .set({ storageUsed: sql`${users.storageUsed} + ${delta}` })
+      .where(and(eq(users.id, file.userId), sql`exists(select 1 from derived_files where file_id = ${file.id} and storage_key = ${d.storageKey})`)),
+  ]);
+  return written.meta.changes > 0;
+}
+
+export const updateFileQuery = (db: Db, id: number, set: Partial<Pick<FileRecord, "name" | "isPublic" | "raw">>) =>
+  db
+    .update(files)
+    .set(set)
+    .where(and(eq(files.id, id), eq(files.isDeleted, false)))
+    .returning();
+
+export interface DeletedFiles {
+  /** Ids this call deleted (not already deleted, owned by the user). */
+  ids: number[];
+  /** R2 objects to remove now that no row refers to them. */
+  storageKeys: string[];
+  /** URL tokens to forget. */
+  urlTokens: string[];
+}
+
+/**
+ * Deletes a user's files in one batch: marks them deleted, removes their derived files,
+ * subtracts their bytes from the owner's storage and ends the `file_create` operation of
+ * placeholders (`dead`). Content objects are removed by the caller after this succeeds, so
+ * no row ever points at missing content. `extra` joins further writes to the same batch.
+ */
+export async function deleteFiles(
+  db: Db,
+  userId: number,
+  targets: { file: FileRecord; derived: DerivedRecord[]; placeholderOpId?: string }[],
+  at: number,
+  extra: BatchItem[] = [],
+): Promise<DeletedFiles> {
+  if (!targets.length) {
+    if (extra.length) await runBatch(db, extra);
+    return { ids: [], storageKeys: [], urlTokens: [] };
+  }
+  const ids = targets.map((t) => t.file.id);
+  const live = sql`id in (select value from json_each(${JSON.stringify(ids)})) and user_id = ${userId} and is_deleted = 0`;
+  const results = await runBatch(db, [
+    sql`update users set storage_used = max(0, storage_used
+        - (select coalesce(sum(size), 0) from files where ${live})
+        - (select coalesce(sum(size), 0) from derived_files where file_id in (select id from files where ${live})))
+      where id = ${userId}`,
+    sql`delete from derived_files where file_id in (select id from files where ${live})`,
+    sql`update files set is_deleted = 1, url_token = null, url_expires_at = null where ${live} returning id`,
+    ...targets.filter((t) => t.placeholderOpId).map((t) => endOperation(db, t.placeholderOpId!, "dead", at, { file_id: String(t.file.id), reason: "deleted before upload" })),
+    ...extra,
+  ]);
+  const deleted = new Set((results[2].results as { id: number }[]).map((r) => r.id));
+  const gone = targets.filter((t) => deleted.has(t.file.id));
+  return {
+    ids: gone.map((t) => t.file.id),
+    storageKeys: gone.flatMap((t) => [t.file.storageKey, ...t.derived.map((d) => d.storageKey)]).filter((k): k is string => !!k),
+    urlTokens: gone.flatMap((t) => [t.file.urlToken, ...t.derived.map((d) => d.urlToken)]).filter((k): k is string => !!k),
+  };
+}
+
+/** Records renewed URL tokens of files and derived files, in one batch. */
+export async function saveUrlTokens(
+  db: Db,
+  updates: { fileId: number; key: string | null; token: string; expiresAt: number }[],
+): Promise<void> {
+  if (!updates.length) return;
+  const qs = updates.map((u) =>
+    u.key === null
+      ? db.update(files).set({ urlToken: u.token, urlExpiresAt: u.expiresAt }).where(eq(files.id, u.fileId))
+      : db
+          .update(derivedFiles)
+          .set({ urlToken: u.token, urlExpiresAt: u.expiresAt })
+          .where(and(eq(derivedFiles.fileId, u.fileId), eq(derivedFiles.key, u.key))),
+  );
+  await db.batch(qs as [(typeof qs)[number], ...(typeof qs)[number][]]);
+}
+
+/** The storage in use and the derived file count, to tell why a conditional write did not happen. */
+export async function writeState(db: Db, fileId: number, userId: number) {
+  return db
+    .select({
+      storageUsed: users.storageUsed,
+      derivedCount: sql<number>`(select count(*) from derived_files where file_id = ${fileId})`,
+      isComplete: sql<number>`(select is_complete from files where id = ${fileId})`,
+      isDeleted: sql<number>`(select is_deleted from files where id = ${fileId})`,
+    })
+    .from(users)
+    .where(eq(users.id, userId))
+    .get();
+}

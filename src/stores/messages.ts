@@ -1,0 +1,379 @@
+import { sql, type SQL } from "drizzle-orm";
+import type { Page } from "../http/pagination";
+import { normalizeTag, type TextResult } from "../text";
+import type { UserView } from "./users";
+import type { Db } from "./db";
+import {
+  PM_TYPE,
+  allRows,
+  batchRows,
+  bool,
+  canReadSql,
+  json,
+  jsonList,
+  num,
+  pageBoundsSql,
+  readUser,
+  userColumnsSql,
+  type Row,
+} from "./channel-sql";
+import { channelByIdSql, readChannel, type ChannelRecord } from "./channels";
+
+/** A message with its author and client, as one query returns it. */
+export interface MessageRecord {
+  id: number;
+  channelId: number;
+  userId: number;
+  threadId: number;
+  replyTo: number | null;
+  text: string | null;
+  html: string | null;
+  entities: TextResult["entities"] | null;
+  isNsfw: boolean;
+  isSticky: boolean;
+  isDeleted: boolean;
+  raw: unknown;
+  createdAt: number;
+  replies: number;
+  source: { clientId: string; name: string; url: string; deletedAt: number | null } | null;
+  user: UserView | null;
+  /** The message's channel (single-message reads: delete rights and scope). */
+  channel?: { ownerId: number; type: string; readPublic: boolean };
+  paginationId?: number;
+}
+
+/** Columns of a message `m` (joined with `users` and `apps a` by `messageFrom`) for `readMessage`. */
+export function messageColumnsSql(viewerId: number | null): SQL {
+  return sql`m.id, m.channel_id, m.user_id, m.thread_id, m.reply_to, m.text, m.html, m.entities, m.is_nsfw,
+    m.is_sticky, m.is_deleted, m.raw, m.created_at, m.replies,
+    a.client_id AS app_client_id, a.name AS app_name, a.url AS app_url, a.deleted_at AS app_deleted_at,
+    ${userColumnsSql(viewerId)}`;
+}
+
+export const messageJoins = sql`LEFT JOIN users ON users.id = m.user_id LEFT JOIN apps a ON a.id = m.app_id`;
+
+export function readMessage(r: Row): MessageRecord {
+  return {
+    id: Number(r.id),
+    channelId: Number(r.channel_id),
+    userId: Number(r.user_id),
+    threadId: Number(r.thread_id),
+    replyTo: num(r.reply_to),
+    text: (r.text as string | null) ?? null,
+    html: (r.html as string | null) ?? null,
+    entities: json(r.entities),
+    isNsfw: bool(r.is_nsfw),
+    isSticky: bool(r.is_sticky),
+    isDeleted: bool(r.is_deleted),
+    raw: json(r.raw),
+    createdAt: Number(r.created_at),
+    replies: Number(r.replies),
+    source:
+      r.app_client_id == null
+        ? null
+        : { clientId: String(r.app_client_id), name: String(r.app_name), url: String(r.app_url ?? ""), deletedAt: num(r.app_deleted_at) },
+    user: readUser(r),
+    ...(r.channel_owner_id != null
+      ? { channel: { ownerId: Number(r.channel_owner_id), type: String(r.channel_type), readPublic: bool(r.channel_read_public) } }
+      : {}),
+    ...(r.pagination_id != null ? { paginationId: Number(r.pagination_id) } : {}),
+  };
+}
+
+/**
+ * The channel with the viewer's flags and, when `replyTo` is given, that message if it is a
+ * live message of the channel: what a message write checks first, in one round trip.
+ */
+export async function channelForWrite(
+  db: Db,
+  channelId: number,
+  viewerId: number,
+  replyTo?: number,
+): Promise<{ channel?: ChannelRecord; parent?: { id: number; threadId: number } }> {
+  const stmts = [channelByIdSql(channelId, viewerId)];
+  if (replyTo !== undefined) {
+    stmts.push(sql`SELECT id, thread_id FROM messages WHERE id = ${replyTo} AND channel_id = ${channelId} AND is_deleted = 0`);
+  }
+  const rows = await batchRows(db, stmts);
+  const p = rows[1]?.[0];
+  return {
+    channel: rows[0][0] ? readChannel(rows[0][0]) : undefined,
+    parent: p ? { id: Number(p.id), threadId: Number(p.thread_id) } : undefined,
+  };
+}
+
+/** A live reply target in the private-message channel of `pmKey` (which may not exist yet). */
+export async function pmParent(db: Db, pmKey: string, replyTo: number): Promise<{ id: number; threadId: number } | undefined> {
+  const [p] = await allRows(
+    db,
+    sql`SELECT m.id, m.thread_id FROM messages m JOIN channels c ON c.id = m.channel_id
+      WHERE m.id = ${replyTo} AND c.pm_key = ${pmKey} AND m.is_deleted = 0`,
+  );
+  return p ? { id: Number(p.id), threadId: Number(p.thread_id) } : undefined;
+}
+
+/** The id of the message inserted by this batch (AUTOINCREMENT: the largest); for writes batched with a create. */
+export const NEW_MESSAGE_ID = sql`(SELECT max(id) FROM messages)`;
+
+export type Facet = "mention" | "leading_mention" | "tag" | "url" | "url_domain" | "raw_type";
+
+export interface NewMessage {
+  /** An existing channel, or the private-message channel of a participant set (created when missing). */
+  target: { channelId: number } | { pm: { key: string; ownerId: number; destinations: number[] } };
+  userId: number;
+  appId: number;
+  createdAt: number;
+  /** Processed text; `objectIdToken` stands where the new id goes in link URLs and html. */
+  text: TextResult;
+  objectIdToken: string;
+  replyTo?: { id: number; threadId: number };
+  isNsfw: boolean;
+  raw: unknown;
+  /** A poll named in raw: kept only if it exists. */
+  pollId: number | null;
+  /** Files named in raw: facets `file` and `file_kind` for those that exist. */
+  fileIds: number[];
+  facets: [Facet, string][];
+  /** Users subscribed unless they muted the channel (private messages: every participant). */
+  autoSubscribe: number[];
+  /** Further writes for the same batch; they may use NEW_MESSAGE_ID. */
+  extraWrites?: SQL[];
+}
+
+export interface CreatedMessage {
+  message: MessageRecord;
+  /** The channel afterwards, as the author sees it (private messages only). */
+  channel?: ChannelRecord;
+  channelCreated: boolean;
+  /** Users this message subscribed, with their user rows (for events). */
+  newSubscribers: UserView[];
+}
+
+/**
+ * Writes a message and everything that goes with it in one batch: the private-message channel
+ * and its ACL when new, the row, `{object_id}` and thread id, search facets, the parent's reply
+ * count, auto-subscriptions (skipping users who muted the channel) and the channel's counters;
+ * then reads the message back.
+ */
+export async function createMessage(db: Db, m: NewMessage): Promise<CreatedMessage> {
+  const NEW = NEW_MESSAGE_ID;
+  const pm = "pm" in m.target ? m.target.pm : null;
+  const chan: number | SQL = pm ? sql`(SELECT id FROM channels WHERE pm_key = ${pm.key})` : (m.target as { channelId: number }).channelId;
+  const token = m.objectIdToken;
+  const stmts: SQL[] = [];
+  if (pm) {
+    stmts.push(
+      sql`INSERT INTO channels (type, owner_id, app_id, pm_key, read_immutable, write_immutable, full_immutable, created_at)
+        VALUES (${PM_TYPE}, ${pm.ownerId}, ${m.appId}, ${pm.key}, 1, 1, 1, ${m.createdAt})
+        ON CONFLICT (pm_key) DO NOTHING RETURNING id`,
+      sql`INSERT OR IGNORE INTO channel_acl (channel_id, user_id, level)
+        SELECT c.id, j.value, 'write' FROM channels c, json_each(${jsonList(pm.destinations)}) j
+        WHERE c.pm_key = ${pm.key} AND c.owner_id = ${pm.ownerId}`,
+    );
+  }
+  stmts.push(
+    sql`INSERT INTO messages (channel_id, user_id, app_id, thread_id, reply_to, text, html, entities, is_nsfw, raw, poll_id, created_at)
+      VALUES (${chan}, ${m.userId}, ${m.appId}, ${m.replyTo?.threadId ?? 0}, ${m.replyTo?.id ?? null}, ${m.text.text},
+        ${m.text.html}, ${JSON.stringify(m.text.entities)}, ${m.isNsfw ? 1 : 0},
+        ${m.raw == null ? null : JSON.stringify(m.raw)},
+        ${m.pollId == null ? null : sql`(SELECT id FROM polls WHERE id = ${m.pollId} AND is_deleted = 0)`}, ${m.createdAt})`,
+  );
+  const hasToken = m.text.html.includes(token);
+  if (!m.replyTo || hasToken) {
+    stmts.push(
+      sql`UPDATE messages SET thread_id = CASE WHEN thread_id = 0 THEN id ELSE thread_id END,
+        html = replace(html, ${token}, id), entities = replace(entities, ${token}, id) WHERE id = ${NEW}`,
+    );
+  }
+  if (m.facets.length || m.fileIds.length) {
+    const files = jsonList(m.fileIds);
+    stmts.push(
+      sql`INSERT OR IGNORE INTO message_facets (message_id, facet, value)
+        SELECT ${NEW}, json_extract(j.value, '$[0]'), replace(json_extract(j.value, '$[1]'), ${token}, ${NEW})
+          FROM json_each(${JSON.stringify(m.facets)}) j
+        UNION ALL SELECT ${NEW}, 'file', CAST(f.id AS TEXT) FROM files f
+          WHERE f.id IN (SELECT value FROM json_each(${files})) AND f.is_deleted = 0
+        UNION ALL SELECT ${NEW}, 'file_kind', f.kind FROM files f
+          WHERE f.id IN (SELECT value FROM json_each(${files})) AND f.is_deleted = 0`,
+    );
+  }
+  if (m.replyTo) stmts.push(sql`UPDATE messages SET replies = replies + 1 WHERE id = ${m.replyTo.id}`);
+  const subIndex = stmts.length;
+  if (m.autoSubscribe.length) {
+    stmts.push(
+      sql`INSERT INTO subscriptions (channel_id, user_id, created_at)
+        SELECT ${chan}, j.value, ${m.createdAt} FROM json_each(${jsonList(m.autoSubscribe)}) j
+        WHERE NOT EXISTS (SELECT 1 FROM channel_mutes cm WHERE cm.user_id = j.value AND cm.channel_id = ${chan})
+        ON CONFLICT (user_id, channel_id) DO NOTHING RETURNING user_id`,
+    );
+  }
+  stmts.push(
+    sql`UPDATE channels SET messages = messages + 1, recent_message_id = ${NEW}
+      ${m.autoSubscribe.length ? sql`, subscribers = (SELECT count(*) FROM subscriptions WHERE channel_id = ${chan})` : sql``}
+      WHERE id = ${chan}`,
+    ...(m.extraWrites ?? []),
+  );
+  const messageIndex = stmts.length;
+  stmts.push(sql`SELECT ${messageColumnsSql(m.userId)} FROM messages m ${messageJoins} WHERE m.id = ${NEW}`);
+  if (pm || m.autoSubscribe.length) {
+    stmts.push(channelByIdSql(chan, m.userId));
+    stmts.push(
+      sql`SELECT ${userColumnsSql(null)} FROM users WHERE users.id IN (SELECT value FROM json_each(${jsonList(m.autoSubscribe)}))`,
+    );
+  }
+  const rows = await batchRows(db, stmts);
+  const subscribed = new Set((m.autoSubscribe.length ? rows[subIndex] : []).map((r) => Number(r.user_id)));
+  const users = (rows[messageIndex + 2] ?? []).map((r) => readUser(r)!).filter((u) => subscribed.has(u.id));
+  return {
+    message: readMessage(rows[messageIndex][0]),
+    channel: rows[messageIndex + 1]?.[0] ? readChannel(rows[messageIndex + 1][0]) : undefined,
+    channelCreated: pm ? rows[0].length > 0 : false,
+    newSubscribers: users,
+  };
+}
+
+/**
+ * A page of a channel's messages plus the channel (to tell "no such channel" from "no
+ * messages"), in one round trip; the messages are read only when the viewer may read the channel.
+ */
+export async function channelMessages(
+  db: Db,
+  channelId: number,
+  viewerId: number | null,
+  page: Page,
+  opts: { includeDeleted: boolean; markerRead?: SQL },
+): Promise<{ channel?: ChannelRecord; messages: MessageRecord[]; markerRows?: Row[] }> {
+  const rows = await batchRows(db, [
+    channelByIdSql(channelId, viewerId),
+    sql`SELECT ${messageColumnsSql(viewerId)}, m.id AS pagination_id FROM messages m ${messageJoins}
+      WHERE m.channel_id = ${channelId} AND ${pageBoundsSql("m.id", page)}
+        ${opts.includeDeleted ? sql`` : sql`AND m.is_deleted = 0`}
+        AND EXISTS (SELECT 1 FROM channels c WHERE c.id = ${channelId} AND ${canReadSql("c", viewerId)})
+      ORDER BY m.id ${sql.raw(page.newestFirst ? "DESC" : "ASC")} LIMIT ${page.limit + 1}`,
+    // The viewer's `channel:{id}` marker, for `meta.marker` (decisions §6), in the same round trip.
+    ...(opts.markerRead ? [opts.markerRead] : []),
+  ]);
+  return { channel: rows[0][0] ? readChannel(rows[0][0]) : undefined, messages: rows[1].map(readMessage), markerRows: rows[2] };
+}
+
+const readableMessage = (channelId: number, messageId: number, viewerId: number | null) =>
+  sql`m.id = ${messageId} AND m.channel_id = ${channelId}
+    AND EXISTS (SELECT 1 FROM channels c WHERE c.id = m.channel_id AND ${canReadSql("c", viewerId)})`;
+
+/** A message of a channel the viewer can read (deleted ones too), with the channel's owner. */
+export async function getMessage(db: Db, channelId: number, messageId: number, viewerId: number | null): Promise<MessageRecord | undefined> {
+  const [row] = await allRows(
+    db,
+    sql`SELECT ${messageColumnsSql(viewerId)}, ch.owner_id AS channel_owner_id, ch.type AS channel_type, ch.read_public AS channel_read_public
+      FROM messages m ${messageJoins} JOIN channels ch ON ch.id = m.channel_id
+      WHERE ${readableMessage(channelId, messageId, viewerId)}`,
+  );
+  return row ? readMessage(row) : undefined;
+}
+
+/**
+ * Deletes a message (the row stays, flagged; its text leaves the search index by trigger and
+ * its facets go), fixing the channel's counters and the parent's reply count, in one batch.
+ * Counters move only if the message was still live when the batch ran.
+ */
+export async function deleteMessage(db: Db, msg: MessageRecord, viewerId: number): Promise<MessageRecord> {
+  const live = sql`EXISTS (SELECT 1 FROM messages WHERE id = ${msg.id} AND is_deleted = 0)`;
+  const stmts: SQL[] = [
+    sql`UPDATE channels SET messages = max(messages - 1, 0),
+        recent_message_id = (SELECT max(id) FROM messages WHERE channel_id = ${msg.channelId} AND is_deleted = 0 AND id <> ${msg.id})
+      WHERE id = ${msg.channelId} AND ${live}`,
+  ];
+  if (msg.replyTo != null) stmts.push(sql`UPDATE messages SET replies = max(replies - 1, 0) WHERE id = ${msg.replyTo} AND ${live}`);
+  stmts.push(
+    sql`UPDATE messages SET is_deleted = 1 WHERE id = ${msg.id} AND is_deleted = 0`,
+    sql`DELETE FROM message_facets WHERE message_id = ${msg.id}`,
+    sql`SELECT ${messageColumnsSql(viewerId)} FROM messages m ${messageJoins} WHERE m.id = ${msg.id}`,
+  );
+  const rows = await batchRows(db, stmts);
+  return readMessage(rows[rows.length - 1][0]);
+}
+
+export const REPORT_REASONS = ["account_type", "nsfw", "soliciting", "user_abuse"] as const;
+export type ReportReason = (typeof REPORT_REASONS)[number];
+
+/**
+ * Stores a report of a live message the reporter can read (the same reporter, message and
+ * reason are stored once); returns the message, or undefined (nothing stored) when it is not
+ * readable, not in that channel or deleted.
+ */
+export async function reportMessage(
+  db: Db,
+  r: { channelId: number; messageId: number; reporterId: number; reason: ReportReason; at: number },
+): Promise<MessageRecord | undefined> {
+  const target = sql`${readableMessage(r.channelId, r.messageId, r.reporterId)} AND m.is_deleted = 0`;
+  const rows = await batchRows(db, [
+    sql`INSERT INTO reports (channel_id, message_id, reporter_id, reason, created_at)
+      SELECT ${r.channelId}, ${r.messageId}, ${r.reporterId}, ${r.reason}, ${r.at}
+      WHERE EXISTS (SELECT 1 FROM messages m WHERE ${target})
+        AND NOT EXISTS (SELECT 1 FROM reports WHERE message_id = ${r.messageId} AND reporter_id = ${r.reporterId} AND reason = ${r.reason})`,
+    sql`SELECT ${messageColumnsSql(r.reporterId)} FROM messages m ${messageJoins} WHERE ${target}`,
+  ]);
+  return rows[1][0] ? readMessage(rows[1][0]) : undefined;
+}
+
+/** Domain form used for `url_domain` facets and filters: lowercase host without scheme, port or `www.`. */
+export function normalizeDomain(input: string): string {
+  let h = input.trim().toLowerCase().replace(/^[a-z][a-z0-9+.-]*:\/\//, "");
+  h = h.split(/[/?#]/)[0].replace(/^[^@]*@/, "").replace(/:\d*$/, "").replace(/\.$/, "");
+  return h.replace(/^www\./, "");
+}
+
+/**
+ * Search facets of a message (one row per value): mentioned usernames (lowercase; leading ones
+ * also as `leading_mention`), tags in matching form, link URLs and their domains, raw types.
+ */
+export function messageFacets(text: TextResult, raw: unknown): [Facet, string][] {
+  const out = new Map<string, [Facet, string]>();
+  const add = (f: Facet, v: string) => {
+    if (v) out.set(f + "\u0000" + v, [f, v]);
+  };
+  for (const m of text.entities.mentions) {
+    if (!m.id) continue;
+    add("mention", m.text.toLowerCase());
+    if (m.is_leading) add("leading_mention", m.text.toLowerCase());
+  }
+  for (const t of text.entities.tags) add("tag", normalizeTag(t.text));
+  for (const l of text.entities.links) {
+    add("url", l.url);
+    try {
+      add("url_domain", normalizeDomain(new URL(l.url).hostname));
+    } catch {
+      add("url_domain", normalizeDomain(l.url));
+    }
+  }
+  if (raw && typeof raw === "object") for (const type of Object.keys(raw)) add("raw_type", type);
+  return [...out.values()];
+}
+
+const POLL_TYPE = "io.example.core.poll";
+const FILE_KEY = "+io.example.core.file";
+const POLL_KEY = "+io.example.core.poll";
+const idOf = (v: unknown) => (typeof v === "number" || typeof v === "string") && /^\d{1,18}$/.test(String(v)) ? Number(v) : null;
+
+/**
+ * What raw attaches: the poll of an `io.example.core.poll` item (`poll_id`, or its
+ * `+io.example.core.poll` replacement value) and files named by `file_id` of any item or of a
+ * `+io.example.core.file` replacement value.
+ */
+export function rawAttachments(raw: unknown): { pollId: number | null; fileIds: number[] } {
+  let pollId: number | null = null;
+  const files = new Set<number>();
+  if (!raw || typeof raw !== "object") return { pollId, fileIds: [] };
+  for (const [type, items] of Object.entries(raw as Record<string, unknown>)) {
+    if (!Array.isArray(items)) continue;
+    for (const item of items as Record<string, unknown>[]) {
+      if (!item || typeof item !== "object") continue;
+      const fileRef = item[FILE_KEY] as Record<string, unknown> | undefined;
+      for (const id of [idOf(item.file_id), idOf(fileRef?.file_id)]) if (id != null) files.add(id);
+      if (type === POLL_TYPE && pollId == null) {
+        pollId = idOf(item.poll_id) ?? idOf((item[POLL_KEY] as Record<string, unknown> | undefined)?.poll_id);
+      }
+    }
+  }
+  return { pollId, fileIds: [...files].slice(0, 100) };
+}

@@ -1,0 +1,58 @@
+import { iso } from "../http/time";
+import { contentUrl, shortUrl } from "../services/file-urls";
+import type { DerivedRecord, FileRow } from "../stores/files";
+import { renderClientRef } from "./client";
+import type { ViewContext } from "./context";
+import { renderUser } from "./user";
+
+export interface FileViewOptions {
+  /** Show `file_token`: on creation, when given in the query string, or for the owner under a Files scope covering the type. */
+  fileToken?: boolean;
+  /** Show `file_token_read` although the file is private (the token was given in the query string). */
+  fileTokenRead?: boolean;
+  /** `include_raw` / `include_file_raw`. */
+  raw?: boolean;
+  /** Item of a paginated list: carries `pagination_id`. */
+  paginated?: boolean;
+  isDeleted?: boolean;
+}
+
+function renderDerived(d: DerivedRecord, view: ViewContext) {
+  return {
+    ...(d.urlToken && d.urlExpiresAt ? { url: contentUrl(view.origin, d.urlToken), url_expires_at: iso(d.urlExpiresAt) } : {}),
+    ...(d.mimeType ? { mime_type: d.mimeType } : {}),
+    name: d.name,
+    sha256: d.sha256,
+    size: d.size,
+    ...(d.imageInfo ? { image_info: d.imageInfo } : {}),
+  };
+}
+
+/** The File object of api.md. */
+export function renderFile(row: FileRow, view: ViewContext, opts: FileViewOptions = {}) {
+  const f = row.file;
+  const info = f.mediaInfo && f.kind !== "other" ? { [`${f.kind}_info`]: f.mediaInfo } : {};
+  return {
+    id: String(f.id),
+    created_at: iso(f.createdAt),
+    kind: f.kind,
+    type: f.type,
+    name: f.name,
+    ...(f.mimeType ? { mime_type: f.mimeType } : {}),
+    size: f.size,
+    ...(f.sha256 ? { sha256: f.sha256 } : {}),
+    is_complete: f.isComplete,
+    is_public: f.isPublic,
+    ...(f.isComplete && f.urlToken && f.urlExpiresAt ? { url: contentUrl(view.origin, f.urlToken), url_expires_at: iso(f.urlExpiresAt) } : {}),
+    ...(f.isPublic && f.isComplete ? { url_short: shortUrl(view.origin, f.id, f.fileTokenRead) } : {}),
+    ...(opts.fileToken ? { file_token: f.fileToken } : {}),
+    ...(f.isPublic || opts.fileTokenRead ? { file_token_read: f.fileTokenRead } : {}),
+    ...info,
+    source: renderClientRef(row.app),
+    user: renderUser(row.user, view),
+    derived_files: Object.fromEntries(row.derived.map((d) => [d.key, renderDerived(d, view)])),
+    ...(opts.raw ? { raw: f.raw ?? {} } : {}),
+    ...(opts.isDeleted ? { is_deleted: true } : {}),
+    ...(opts.paginated ? { pagination_id: String(f.id) } : {}),
+  };
+}
