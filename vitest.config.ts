@@ -7,12 +7,13 @@ export default defineWorkersConfig(async () => {
     test: {
       include: ["test/**/*.test.ts"],
       setupFiles: ["./test/setup/apply-migrations.ts"],
-      testTimeout: 20_000,
+      testTimeout: 30_000,
       poolOptions: {
         workers: {
+          // `npm test` (scripts/test.mjs) runs each file in its own process; see there why.
+          // Tests create their own users and apps; isolated storage is off because it does not
+          // get along with open WebSockets and Durable Object alarms.
           singleWorker: true,
-          // Tests create their own users/apps, so they can share one database; isolated
-          // storage does not get along with open WebSockets and Durable Object alarms.
           isolatedStorage: false,
           wrangler: { configPath: "./wrangler.toml" },
           miniflare: {
@@ -20,6 +21,8 @@ export default defineWorkersConfig(async () => {
               TEST_MIGRATIONS: migrations,
               ADMIN_TOKEN: "test-admin-token",
               ALLOW_TEST_CLOCK: "1",
+              // Cheap password hashes: the suite creates hundreds of users (production: 100000).
+              PASSWORD_ITERATIONS: "1000",
             },
           },
         },

@@ -14,13 +14,20 @@ export async function sha256Hex(value: string | ArrayBuffer | Uint8Array): Promi
   return hex(await crypto.subtle.digest("SHA-256", data));
 }
 
-const PBKDF2_ITERATIONS = 100_000; // the most Workers' WebCrypto allows
+/** The most Workers' WebCrypto allows, and the default. */
+const MAX_PBKDF2_ITERATIONS = 100_000;
 
-/** Password hash as `pbkdf2$iterations$salt$hash`. */
-export async function hashPassword(password: string): Promise<string> {
+/**
+ * Password hash as `pbkdf2$iterations$salt$hash`. The cost comes from the PASSWORD_ITERATIONS
+ * variable (default and maximum 100,000; the test runner lowers it so that hundreds of test
+ * users do not dominate the suite's time); verification reads it back from the hash.
+ */
+export async function hashPassword(password: string, configured?: string): Promise<string> {
+  const n = Number(configured);
+  const iterations = Number.isInteger(n) && n >= 1 && n <= MAX_PBKDF2_ITERATIONS ? n : MAX_PBKDF2_ITERATIONS;
   const salt = crypto.getRandomValues(new Uint8Array(16));
-  const hash = await pbkdf2(password, salt, PBKDF2_ITERATIONS);
-  return `pbkdf2$${PBKDF2_ITERATIONS}$${hex(salt.buffer)}$${hash}`;
+  const hash = await pbkdf2(password, salt, iterations);
+  return `pbkdf2$${iterations}$${hex(salt.buffer)}$${hash}`;
 }
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {

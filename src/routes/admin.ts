@@ -102,7 +102,7 @@ export const adminRoutes = createRouter()
       const body = c.req.valid("json");
       const user = await createUser(c.var.db, {
         username: body.username,
-        passwordHash: await hashPassword(body.password),
+        passwordHash: await hashPassword(body.password, c.env.PASSWORD_ITERATIONS),
         name: body.name ?? null,
         email: body.email ?? null,
         type: body.type,
