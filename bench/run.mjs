@@ -149,15 +149,18 @@ async function measureStreams() {
   const perApp = 10; // 5 stream keys x 2 connections each
   const apps = Math.ceil(SOCKETS / perApp);
   const sockets = [];
+  const pending = [];
   for (let a = 0; a < apps; a++) {
     const sa = (await api("POST", "/admin/apps", { token: ADMIN_TOKEN, json: { name: `stream-app-${a}` } })).body.data;
     const tok = (await api("POST", "/oauth/access_token", { form: { grant_type: "client_credentials", client_id: sa.client_id, client_secret: sa.client_secret } })).body.access_token;
     for (let k = 0; k < 5 && sockets.length < SOCKETS; k++) {
       const created = await api("POST", "/streams", { token: tok, json: { type: "long_poll", object_types: ["post"], key: `bench_${k}` } });
       if (created.status !== 200 && created.status !== 201) throw new Error(`POST /streams answered ${created.status}`);
-      for (let c = 0; c < 2 && sockets.length < SOCKETS; c++) sockets.push(await openSocket(`${url.replace(/^http/, "ws")}/v1/app?access_token=${tok}&key=bench_${k}`));
+      for (let c = 0; c < 2 && pending.length < SOCKETS; c++) pending.push(`${url.replace(/^http/, "ws")}/v1/app?access_token=${tok}&key=bench_${k}`);
     }
   }
+  // Open the sockets 50 at a time; each pings every 20 s, as clients must (idle ones close after 60 s).
+  for (let i = 0; i < pending.length; i += 50) sockets.push(...(await Promise.all(pending.slice(i, i + 50).map(openSocket))));
   const writes = 5;
   const latencies = [];
   for (let w = 0; w < writes; w++) {
@@ -169,7 +172,7 @@ async function measureStreams() {
     const times = await Promise.all(arrivals.map((p) => p.then((t) => t - t0)));
     latencies.push(...times);
   }
-  for (const s of sockets) s.ws.close();
+  for (const s of sockets) clearInterval(s.pinger), s.ws.close();
   latencies.sort((a, b) => a - b);
   const pct = (p) => +latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))].toFixed(1);
   return { sockets: sockets.length, writes, p50_ms: pct(50), p99_ms: pct(99), max_ms: +latencies[latencies.length - 1].toFixed(1) };
@@ -184,7 +187,7 @@ function openSocket(wsUrl) {
       const t = performance.now();
       for (const w of waiters) if (!w.done && text.includes(w.marker)) (w.done = true), w.resolve(t);
     });
-    ws.once("open", () => resolve({ ws, waitFor: (marker) => new Promise((res, rej) => { waiters.push({ marker, resolve: res }); setTimeout(() => rej(new Error("event did not arrive in 30 s")), 30_000); }) }));
+    ws.once("open", () => resolve({ ws, pinger: setInterval(() => ws.send("ping"), 20_000), waitFor: (marker) => new Promise((res, rej) => { waiters.push({ marker, resolve: res }); setTimeout(() => rej(new Error("event did not arrive in 30 s")), 30_000).unref(); }) }));
     ws.once("error", reject);
   });
 }
