@@ -120,13 +120,16 @@ const floors = [
   { name: "floor: one indexed D1 read", paths: span(seeded.userIds[0], seeded.userIds[1], 500).map((id) => `/v1/sys/bench/read/${id}`) },
 ];
 
+// Requests come from a client address, as at the edge (the limiter counts only client requests).
+const CLIENT = { "cf-connecting-ip": "203.0.113.7" };
+
 async function measure(e, tokenList) {
   // Check the endpoint answers 200 before loading it, so a missing feature is reported, not timed.
-  const probe = await fetch(url + e.paths[0], { headers: e.token ? { authorization: `Bearer ${tokenList[0]}` } : {} });
+  const probe = await fetch(url + e.paths[0], { headers: { ...CLIENT, ...(e.token ? { authorization: `Bearer ${tokenList[0]}` } : {}) } });
   await probe.arrayBuffer();
   if (probe.status !== 200) return { name: e.name, skipped: `probe answered ${probe.status}` };
-  const r = await load({ paths: e.paths, tokens: e.token ? tokenList : [] });
-  return { name: e.name, ...r };
+  const r = await load({ paths: e.paths, tokens: e.token ? tokenList : [], headers: CLIENT });
+  return { name: e.name, ...r, rate_limited: probe.headers.has("x-ratelimit-limit") };
 }
 
 const results = { started_at: new Date(started).toISOString(), machine: { cores: (await import("node:os")).cpus().length }, settings: { duration_s: DURATION, connections: CONNECTIONS }, data_set: SIZES, floors: [], endpoints: [] };

@@ -25,20 +25,21 @@ const STATEMENTS_PER_BATCH = 25;
 
 async function insertRows(db, table, columns, count, rowFn, bar) {
   let statements = [];
+  let rows = 0;
+  const flush = async () => {
+    await db.batch(statements);
+    bar.increment(rows);
+    statements = [];
+    rows = 0;
+  };
   for (let start = 0; start < count; start += ROWS_PER_STATEMENT) {
     const values = [];
     for (let i = start; i < Math.min(count, start + ROWS_PER_STATEMENT); i++) values.push(`(${rowFn(i).join(",")})`);
     statements.push(db.prepare(`INSERT INTO ${table} (${columns.join(",")}) VALUES ${values.join(",")}`));
-    if (statements.length === STATEMENTS_PER_BATCH) {
-      await db.batch(statements);
-      bar.increment(statements.length * ROWS_PER_STATEMENT);
-      statements = [];
-    }
+    rows += values.length;
+    if (statements.length === STATEMENTS_PER_BATCH) await flush();
   }
-  if (statements.length) {
-    await db.batch(statements);
-    bar.increment(statements.length * ROWS_PER_STATEMENT);
-  }
+  if (statements.length) await flush();
 }
 
 /**
