@@ -34,6 +34,20 @@ export const MORE_LIMITS = {
   storageQuotaBytes: 10 * 1024 * 1024 * 1024,
 } as const;
 
+/** Poll rules (api.md / decisions §4 and the public service's poll lifecycle). */
+export const POLL_LIMITS = {
+  promptMaxLength: 256,
+  optionMaxLength: 64,
+  minOptions: 2,
+  maxOptions: 10,
+  typeMaxLength: 100,
+  /** `duration` in minutes: 1 minute to 2 weeks; `closed_at` likewise from now. */
+  minDurationMinutes: 1,
+  maxDurationMinutes: 20160,
+  /** When neither `duration` nor `closed_at` is given: one day. */
+  defaultDurationMinutes: 1440,
+} as const;
+
 export const SCOPES = [
   "basic",
   "email",

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { codePointLength } from "../text";
 import { PUBLIC, userToken } from "../auth/access";
 import { randomToken, timingSafeEqual } from "../auth/crypto";
 import { hasScope } from "../auth/scopes";
@@ -44,14 +45,12 @@ const JSON_BODY_LIMIT = 64 * 1024;
 
 // ---- input rules ------------------------------------------------------------------------------
 
-const codePoints = (s: string) => [...s].length;
-
 const FileType = z
   .string()
   .min(1)
   .max(255)
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, { message: "must be a reversed domain name such as 'com.example.photo'" });
-const FileName = z.string().refine((s) => codePoints(s) <= MORE_LIMITS.fileNameMaxLength, {
+const FileName = z.string().refine((s) => codePointLength(s) <= MORE_LIMITS.fileNameMaxLength, {
   message: `must be at most ${MORE_LIMITS.fileNameMaxLength} characters`,
 });
 const Raw = z

@@ -1,5 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { POLL_LIMITS } from "../config";
+import { codePointLength } from "../text";
 import { currentUser, userToken } from "../auth/access";
 import { randomToken, timingSafeEqual } from "../auth/crypto";
 import { hasScope } from "../auth/scopes";
@@ -18,22 +20,7 @@ import { viewContext } from "../views/context";
 import { isClosed, renderAbbreviatedPoll, renderPoll, renderPollEvent } from "../views/poll";
 import { renderUser } from "../views/user";
 
-/** Poll rules (api.md / decisions §4 and the public service's poll lifecycle). */
-export const POLL_LIMITS = {
-  promptMaxLength: 256,
-  optionMaxLength: 64,
-  minOptions: 2,
-  maxOptions: 10,
-  typeMaxLength: 100,
-  /** `duration` in minutes: 1 minute to 2 weeks; `closed_at` likewise from now. */
-  minDurationMinutes: 1,
-  maxDurationMinutes: 20160,
-  /** When neither `duration` nor `closed_at` is given: one day. */
-  defaultDurationMinutes: 1440,
-} as const;
-
 const L = POLL_LIMITS;
-const codePoints = (s: string) => [...s].length;
 const TYPE_RE = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)+$/;
 
 // ---- schemas ------------------------------------------------------------------------------
@@ -161,7 +148,7 @@ function parseOptions(raw: unknown[]): string[] {
     const obj = typeof o === "string" ? { text: o } : o && typeof o === "object" && !Array.isArray(o) ? (o as Record<string, unknown>) : null;
     if (!obj || typeof obj.text !== "string") throw ApiError.badRequest(`'options.${i}.text' must be a string`);
     const text = obj.text;
-    if (!text.trim() || codePoints(text) > L.optionMaxLength) {
+    if (!text.trim() || codePointLength(text) > L.optionMaxLength) {
       throw ApiError.badRequest(`'options.${i}.text' must be 1 to ${L.optionMaxLength} characters`);
     }
     let position: number | undefined;
@@ -233,7 +220,7 @@ export const pollRoutes = createRouter()
         throw ApiError.badRequest(`'type' must be a reverse-domain identifier such as com.example.poll (at most ${L.typeMaxLength} characters)`);
       }
       if (!hasScope(auth.scopes, "polls", body.type)) throw ApiError.forbidden(`this token's 'polls' scope does not cover poll type '${body.type}'`);
-      if (!body.prompt.trim() || codePoints(body.prompt) > L.promptMaxLength) {
+      if (!body.prompt.trim() || codePointLength(body.prompt) > L.promptMaxLength) {
         throw ApiError.badRequest(`'prompt' must be 1 to ${L.promptMaxLength} characters`);
       }
       const options = parseOptions(body.options);

@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { codePointLength } from "../text";
 import { LIMITS, MORE_LIMITS } from "../config";
 import { publish, type DomainEvent } from "../events/publish";
 import { ApiError } from "../http/errors";
@@ -18,7 +19,7 @@ export function parseStatus(raw: string | undefined, field: string): string | nu
   if (raw === undefined || raw.trim() === "" || raw === "1") return "online";
   if (raw === "0" || raw === OFFLINE) return null;
   const max = LIMITS.user.presence_max_length;
-  if ([...raw].length > max) throw ApiError.badRequest(`'${field}' must be at most ${max} characters`);
+  if (codePointLength(raw) > max) throw ApiError.badRequest(`'${field}' must be at most ${max} characters`);
   return raw;
 }
 
