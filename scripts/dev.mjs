@@ -1,25 +1,72 @@
 // `npm start`: everything a fresh clone needs to serve the API locally on an embedded database.
-// 1. .dev.vars from the committed example when missing (ADMIN_TOKEN for the admin API);
-// 2. the D1 migrations applied to the local database (without an interactive prompt);
+// 1. .dev.vars from the committed example when missing (ADMIN_TOKEN, RATE_LIMITS=0 for local use);
+// 2. the D1 migrations applied to the local database (without an interactive prompt), summed up in one line;
 // 3. `wrangler dev` on http://localhost:8787 with local D1, KV, R2 and Durable Objects.
+// The port: `npm start -- --port 8788`, else `PORT=8788 npm start`, else 8787. Other arguments go to wrangler dev.
 import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync } from "node:fs";
+import { createServer } from "node:net";
 
 // No outbound calls: the local runtime needs neither Cloudflare's request metadata nor metrics.
 const env = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
-const wrangler = (args, stdio) => ({ cmd: process.execPath, args: ["node_modules/wrangler/bin/wrangler.js", ...args], stdio });
+const wrangler = (args) => [process.execPath, ["node_modules/wrangler/bin/wrangler.js", ...args]];
+
+/** `--port N` or `--port=N` taken out of the forwarded arguments (wrangler refuses it twice). */
+function takePort(args) {
+  const rest = [];
+  let port;
+  for (let i = 0; i < args.length; i++) {
+    const m = /^--port(?:=(.*))?$/.exec(args[i]);
+    if (!m) rest.push(args[i]);
+    else port = m[1] ?? args[++i];
+  }
+  return { port, rest };
+}
+
+/** Resolves whether nothing listens on 127.0.0.1:port (where wrangler dev will listen). */
+function portIsFree(port) {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once("error", () => resolve(false));
+    probe.listen(port, "127.0.0.1", () => probe.close(() => resolve(true)));
+  });
+}
+
+const { port: argPort, rest } = takePort(process.argv.slice(2));
+const port = argPort ?? process.env.PORT ?? "8787";
+if (!/^\d+$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
+  console.error(`Not a port: '${port}'. Use e.g. \`npm start -- --port 8788\` or \`PORT=8788 npm start\`.`);
+  process.exit(1);
+}
+// Checked before anything starts: workerd would otherwise fail with a stack trace and wrangler
+// advise a --port that this script already passes.
+if (!(await portIsFree(Number(port)))) {
+  const other = Number(port) === 65535 ? 8788 : Number(port) + 1;
+  console.error(`Port ${port} is in use: stop what is using it, or run \`npm start -- --port ${other}\` / \`PORT=${other} npm start\`.`);
+  process.exit(1);
+}
 
 if (!existsSync(".dev.vars")) {
   copyFileSync(".dev.vars.example", ".dev.vars");
-  console.log("Created .dev.vars from .dev.vars.example (ADMIN_TOKEN=local-admin-token).");
+  console.log("Created .dev.vars from .dev.vars.example (ADMIN_TOKEN=local-admin-token, RATE_LIMITS=0).");
 }
 
-const migrate = wrangler(["d1", "migrations", "apply", "DB", "--local"], ["ignore", "inherit", "inherit"]);
-const applied = spawnSync(migrate.cmd, migrate.args, { stdio: migrate.stdio, env });
-if (applied.status !== 0) process.exit(applied.status ?? 1);
+// wrangler prints the migration table again after every migration it applies: keep its output
+// for a failure, and say in one line what happened otherwise.
+const [cmd, migrateArgs] = wrangler(["d1", "migrations", "apply", "DB", "--local"]);
+const applied = spawnSync(cmd, migrateArgs, { stdio: ["ignore", "pipe", "pipe"], env, encoding: "utf8" });
+const output = `${applied.stdout ?? ""}${applied.stderr ?? ""}`;
+if (applied.status !== 0) {
+  process.stderr.write(output);
+  console.error("D1: applying the migrations to the local database failed (output above).");
+  process.exit(applied.status ?? 1);
+}
+const count = /About to apply (\d+) migration/.exec(output)?.[1];
+if (count) console.log(`D1: ${count} migration${count === "1" ? "" : "s"} applied to the local database (.wrangler/state).`);
+else if (/No migrations to apply/.test(output)) console.log("D1: local database up to date.");
+else process.stdout.write(output); // a wording this script does not know: show wrangler's own
 
-const port = process.env.PORT ?? "8787";
-const dev = wrangler(["dev", "--ip", "127.0.0.1", "--port", port, ...process.argv.slice(2)], "inherit");
-const child = spawn(dev.cmd, dev.args, { stdio: dev.stdio, env });
+const [devCmd, devArgs] = wrangler(["dev", "--ip", "127.0.0.1", "--port", port, ...rest]);
+const child = spawn(devCmd, devArgs, { stdio: "inherit", env });
 for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => child.kill(sig));
 child.on("exit", (code) => process.exit(code ?? 0));

@@ -32,6 +32,8 @@ for (const file of files) {
     process.stdout.write(out.split("\n").filter((l) => !/nodedir|vpw:debug|enable_nodejs/.test(l)).join("\n") + "\n");
   }
   console.log(`${fileFailed ? "FAIL" : "ok  "} ${file}  ${line.trim().replace(/^Tests\s+/, "")}`);
+  // A file that skips cases for a missing prerequisite says so in a console line: show it.
+  for (const note of out.split("\n").filter((l) => /cases skipped: /.test(l))) console.log(`     ${note.trim()}`);
 }
 if (failedFiles.length) console.log(`\nFailed files:\n  ${failedFiles.join("\n  ")}`);
 console.log(`\nTests: ${passed} passed, ${failed} failed, ${skipped} skipped`);

@@ -15,6 +15,7 @@ import { benchRoutes } from "./routes/bench";
 import { clientRoutes } from "./routes/clients";
 import { fileRoutes } from "./routes/files";
 import { graphRoutes } from "./routes/graph";
+import { healthRoutes } from "./routes/health";
 import { oauthRoutes } from "./routes/oauth";
 import { opsRoutes } from "./routes/ops";
 import { pollRoutes } from "./routes/polls";
@@ -75,14 +76,17 @@ async function prettyJson(c: Context<AppEnv>, next: () => Promise<void>) {
   c.res = new Response(body, c.res);
 }
 
-/** Compiled path patterns of the mounted routes, to tell 405 from 404. */
+/**
+ * The methods the mounted routes serve at a path, to tell 405 from 404. Paths come without a
+ * trailing slash (the app is not strict), so patterns match exactly.
+ */
 function routeMatcher(app: OpenAPIHono<AppEnv>) {
   let patterns: { re: RegExp; method: string }[] | undefined;
   return (path: string) => {
     patterns ??= app.routes
       .filter((r) => r.method !== "ALL")
-      .map((r) => ({ method: r.method, re: new RegExp("^" + r.path.replace(/:[^/]+/g, "[^/]+") + "/?$") }));
-    return patterns.filter((p) => p.re.test(path)).map((p) => p.method);
+      .map((r) => ({ method: r.method, re: new RegExp("^" + r.path.replace(/:[^/]+/g, "[^/]+") + "$") }));
+    return [...new Set(patterns.filter((p) => p.re.test(path)).map((p) => p.method))];
   };
 }
 
@@ -92,7 +96,8 @@ function routeMatcher(app: OpenAPIHono<AppEnv>) {
  * checks its access rule and validates its input; handlers read through the stores.
  */
 export function createApp() {
-  const app = new OpenAPIHono<AppEnv>();
+  // Not strict: `/v1/token/` is `/v1/token` for every method (no redirect, so bodies survive).
+  const app = new OpenAPIHono<AppEnv>({ strict: false });
   app.use(
     "*",
     cors({
@@ -104,6 +109,8 @@ export function createApp() {
     }),
   );
   app.use("*", prettyJson);
+  // Mounted ahead of the database handle, rate limits and authentication: a health probe uses none of them.
+  app.route("/v1", healthRoutes);
   app.use("*", async (c, next) => {
     if (c.env.ALLOW_TEST_CLOCK !== "1") {
       c.set("db", openDb(c.env.DB));
@@ -137,9 +144,11 @@ export function createApp() {
   const allowedMethods = routeMatcher(app);
   app.notFound((c) => {
     const methods = allowedMethods(c.req.path);
-    if (methods.length) {
-      const res = errorResponse(new ApiError(405, `${c.req.method} is not allowed here; use ${[...new Set(methods)].join(", ")}`), c);
-      res.headers.set("Allow", [...new Set(methods)].join(", "));
+    // A method the path does serve (HEAD with GET) is never a 405: that reply would contradict itself.
+    const served = methods.includes(c.req.method) || (c.req.method === "HEAD" && methods.includes("GET"));
+    if (methods.length && !served) {
+      const res = errorResponse(new ApiError(405, `${c.req.method} is not allowed here; use ${methods.join(", ")}`), c);
+      res.headers.set("Allow", methods.join(", "));
       return res;
     }
     return errorResponse(ApiError.notFound(`no route for ${c.req.method} ${c.req.path}`), c);

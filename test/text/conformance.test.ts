@@ -1,5 +1,7 @@
 /**
  * twitter-text conformance (extract.yml) run against our text processor (decisions §5).
+ * The file is read from ../shared/reference/twitter-text-conformance/ beside the repository (CI
+ * has it there); without it this file reports one skipped test that says so, and passes.
  *
  * Every case runs through `processText` with default flags. Mention cases make every `@name` in
  * the text a known user (our mentions only exist for known users); entity texts are compared with
@@ -36,10 +38,19 @@
  *     before the mention, so these are leading.
  *   - hashtags (2): full-width `＃` — §5 tags start with `#` (U+0023) only.
  */
+/// <reference types="vite/client" />
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import src from "../../../shared/reference/twitter-text-conformance/extract.yml?raw";
 import { mentionCandidates, processText, type TextResult } from "../../src/text";
+
+// A glob import is empty when the file is absent, where a plain import would fail the whole file.
+const SOURCE = "../shared/reference/twitter-text-conformance/extract.yml";
+const found = import.meta.glob<string>("../../../shared/reference/twitter-text-conformance/extract.yml", {
+  query: "?raw",
+  import: "default",
+  eager: true,
+});
+const src = Object.values(found)[0];
 
 interface Case {
   description: string;
@@ -48,7 +59,7 @@ interface Case {
 }
 type Indexed = { indices: [number, number] } & Record<string, string | [number, number]>;
 
-const doc = parse(src) as { tests: Record<string, Case[]> };
+const doc = (src === undefined ? { tests: {} } : parse(src)) as { tests: Record<string, Case[]> };
 
 const SKIPPED_SECTIONS: Record<string, string> = {
   cashtags: "§5 has no cashtags",
@@ -175,18 +186,24 @@ checks.urls_with_directional_markers = checks.urls_with_indices;
 checks.tco_urls_with_params = checks.urls;
 checks.hashtags_from_astral = checks.hashtags;
 
-it("covers every section of extract.yml", () => {
-  for (const section of Object.keys(doc.tests)) {
-    expect(section in checks || section in SKIPPED_SECTIONS, section).toBe(true);
-  }
-  // Every skip or adaptation names a case that exists.
-  for (const table of [SKIP, ADAPT]) {
-    for (const [section, cases] of Object.entries(table)) {
-      const descriptions = new Set(doc.tests[section].map((c) => c.description));
-      for (const d of Object.keys(cases)) expect(descriptions.has(d), `${section}: ${d}`).toBe(true);
+if (src === undefined) {
+  const why = `twitter-text conformance cases skipped: ${SOURCE} not found (it sits beside the repository, not in it)`;
+  console.warn(why);
+  it.skip(why, () => {});
+} else {
+  it("covers every section of extract.yml", () => {
+    for (const section of Object.keys(doc.tests)) {
+      expect(section in checks || section in SKIPPED_SECTIONS, section).toBe(true);
     }
-  }
-});
+    // Every skip or adaptation names a case that exists.
+    for (const table of [SKIP, ADAPT]) {
+      for (const [section, cases] of Object.entries(table)) {
+        const descriptions = new Set(doc.tests[section].map((c) => c.description));
+        for (const d of Object.keys(cases)) expect(descriptions.has(d), `${section}: ${d}`).toBe(true);
+      }
+    }
+  });
+}
 
 for (const [section, cases] of Object.entries(doc.tests)) {
   describe(section, () => {
