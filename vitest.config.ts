@@ -1,6 +1,13 @@
 import path from "node:path";
 import { defineWorkersConfig, readD1Migrations } from "@cloudflare/vitest-pool-workers/config";
 
+// The backend under test: D1, or Postgres when scripts/test.mjs (`npm run test:pg`) has started a
+// cluster and the local Neon proxy and passes their addresses.
+const postgres =
+  process.env.DB_BACKEND === "postgres"
+    ? { DB_BACKEND: "postgres", DATABASE_URL: process.env.DATABASE_URL ?? "", DB_PROXY: process.env.DB_PROXY ?? "" }
+    : {};
+
 export default defineWorkersConfig(async () => {
   const migrations = await readD1Migrations(path.join(__dirname, "schema/migrations"));
   return {
@@ -25,6 +32,7 @@ export default defineWorkersConfig(async () => {
               RATE_LIMITS: "1",
               // Cheap password hashes: the suite creates hundreds of users (production: 100000).
               PASSWORD_ITERATIONS: "1000",
+              ...postgres,
             },
           },
         },

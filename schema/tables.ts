@@ -424,6 +424,8 @@ export const appStreams = sqliteTable(
     key: text("key").notNull(),
     objectTypes: text("object_types", { mode: "json" }).notNull().$type<string[]>(),
     createdAt: createdAt(),
+    /** Creation order among the app's streams (several can share a second). */
+    position: integer("position").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.appId, t.key] })],
 );

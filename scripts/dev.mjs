@@ -2,9 +2,13 @@
 // 1. .dev.vars from the committed example when missing (ADMIN_TOKEN, RATE_LIMITS=0 for local use);
 // 2. the D1 migrations applied to the local database (without an interactive prompt), summed up in one line;
 // 3. `wrangler dev` on http://localhost:8787 with local D1, KV, R2 and Durable Objects.
+// With DB_BACKEND=postgres (environment or .dev.vars), Postgres replaces D1: a local cluster in
+// .wrangler/pg and the local stand-in for Neon's proxies start here, its migrations are applied,
+// and wrangler dev gets DATABASE_URL and DB_PROXY. A DATABASE_URL of your own (a Neon database)
+// is used as it is, with no local cluster.
 // The port: `npm start -- --port 8788`, else `PORT=8788 npm start`, else 8787. Other arguments go to wrangler dev.
 import { spawn, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync } from "node:fs";
+import { copyFileSync, existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 
 // No outbound calls: the local runtime needs neither Cloudflare's request metadata nor metrics.
@@ -66,7 +70,39 @@ if (count) console.log(`D1: ${count} migration${count === "1" ? "" : "s"} applie
 else if (/No migrations to apply/.test(output)) console.log("D1: local database up to date.");
 else process.stdout.write(output); // a wording this script does not know: show wrangler's own
 
-const [devCmd, devArgs] = wrangler(["dev", "--ip", "127.0.0.1", "--port", port, ...rest]);
+/** A variable from the environment, else from .dev.vars (KEY=value lines). */
+function setting(name) {
+  if (process.env[name]) return process.env[name];
+  const line = readFileSync(".dev.vars", "utf8").split("\n").find((l) => l.startsWith(`${name}=`));
+  return line?.slice(name.length + 1).trim().replace(/^"(.*)"$/, "$1") || undefined;
+}
+
+const vars = [];
+let stopPostgres = async () => {};
+if (setting("DB_BACKEND") === "postgres") {
+  vars.push("DB_BACKEND:postgres");
+  const url = setting("DATABASE_URL");
+  if (url) {
+    vars.push(`DATABASE_URL:${url}`);
+    console.log("Postgres: using DATABASE_URL (its migrations: `DATABASE_URL=… node scripts/pg/cluster.mjs migrate`).");
+  } else {
+    const { startCluster, startProxy, migrate } = await import("./pg/cluster.mjs");
+    const cluster = await startCluster({ dir: ".wrangler/pg", port: Number(process.env.PG_PORT ?? 55432) });
+    const proxy = await startProxy({ port: Number(process.env.DB_PROXY_PORT ?? 5481) });
+    stopPostgres = async () => {
+      await proxy.stop().catch(() => {});
+      await cluster.stop().catch(() => {});
+    };
+    const applied = await migrate({ db: "edge_social", port: cluster.port });
+    console.log(`Postgres: local cluster in .wrangler/pg on port ${cluster.port}, ${applied.length ? `${applied.length} migration(s) applied` : "up to date"}; Neon proxy on ${proxy.port}.`);
+    vars.push(`DATABASE_URL:${cluster.url("edge_social")}`, `DB_PROXY:127.0.0.1:${proxy.port}`);
+  }
+}
+
+const [devCmd, devArgs] = wrangler(["dev", "--ip", "127.0.0.1", "--port", port, ...vars.flatMap((v) => ["--var", v]), ...rest]);
 const child = spawn(devCmd, devArgs, { stdio: "inherit", env });
 for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => child.kill(sig));
-child.on("exit", (code) => process.exit(code ?? 0));
+child.on("exit", async (code) => {
+  await stopPostgres();
+  process.exit(code ?? 0);
+});

@@ -1,12 +1,20 @@
-// `npm test`: runs each test file in its own Vitest process, one after another, then prints
-// one summary line. Separate processes because, under the Workers pool, requests get slower as
-// they accumulate in one runtime (workers-sdk#15446) and several files sharing one runtime and
-// one database were seen to stall workerd. Arguments narrow the run to matching files.
-import { spawnSync } from "node:child_process";
+// `npm test` (D1) and `npm run test:pg` (Postgres through the Neon driver): runs each test file
+// in its own Vitest process, one after another, then prints one summary line. Separate processes
+// because, under the Workers pool, requests get slower as they accumulate in one runtime
+// (workers-sdk#15446) and several files sharing one runtime and one database were seen to stall
+// workerd. Arguments narrow the run to matching files.
+//
+// Postgres (`--pg` or DB_BACKEND=postgres): a throwaway cluster and the local stand-in for Neon's
+// proxies start once; the migrations go into a template database, and each test file gets its
+// own clone of it (CREATE DATABASE … TEMPLATE, tens of milliseconds), dropped afterwards.
+import { spawn } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
+import net from "node:net";
 import path from "node:path";
 
-const filters = process.argv.slice(2);
+const args = process.argv.slice(2);
+const pgMode = args.includes("--pg") || process.env.DB_BACKEND === "postgres";
+const filters = args.filter((a) => a !== "--pg");
 const walk = (dir) => readdirSync(dir).flatMap((n) => {
   const p = path.join(dir, n);
   return statSync(p).isDirectory() ? walk(p) : p.endsWith(".test.ts") ? [p] : [];
@@ -15,26 +23,81 @@ const files = walk("test").sort().filter((f) => !filters.length || filters.some(
 const vitest = path.join("node_modules", "vitest", "vitest.mjs");
 const strip = (s) => s.replace(/\x1b\[[0-9;]*m/g, "");
 
+/** A port nothing listens on now (the OS picks it). */
+const freePort = () =>
+  new Promise((resolve, reject) => {
+    const srv = net.createServer().once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+
+/** Runs one Vitest process; its combined output and exit status. */
+const runVitest = (file, env) =>
+  new Promise((resolve) => {
+    const child = spawn(process.execPath, [vitest, "run", file], { env: { ...process.env, FORCE_COLOR: "0", ...env } });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (out += d));
+    child.on("close", (status) => resolve({ out: strip(out), status }));
+  });
+
+let backend = { name: "D1", env: () => ({}), done: async () => {}, stop: async () => {} };
+if (pgMode) {
+  const { startCluster, startProxy, migrate, createDatabase, dropDatabase } = await import("./pg/cluster.mjs");
+  const cluster = await startCluster({ port: await freePort() });
+  const proxy = await startProxy({ port: await freePort() });
+  const stop = async () => {
+    await proxy.stop().catch(() => {});
+    await cluster.stop().catch(() => {});
+  };
+  for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => stop().finally(() => process.exit(130)));
+  try {
+    await migrate({ db: "es_tpl", port: cluster.port });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  let n = 0;
+  let current;
+  backend = {
+    name: "Postgres",
+    env: async () => {
+      current = `es_f${++n}`;
+      await createDatabase(current, { template: "es_tpl", port: cluster.port });
+      return { DB_BACKEND: "postgres", DATABASE_URL: cluster.url(current), DB_PROXY: `127.0.0.1:${proxy.port}` };
+    },
+    done: () => dropDatabase(current, { port: cluster.port }).catch(() => {}),
+    stop,
+  };
+  console.log(`Postgres ${cluster.port}, local Neon proxy ${proxy.port}`);
+}
+
 let passed = 0, failed = 0, skipped = 0;
 const failedFiles = [];
-for (const file of files) {
-  const run = spawnSync(process.execPath, [vitest, "run", file], { encoding: "utf8", env: { ...process.env, FORCE_COLOR: "0" }, maxBuffer: 64 * 1024 * 1024 });
-  const out = strip(`${run.stdout}${run.stderr}`);
-  const line = out.split("\n").find((l) => /^\s*Tests\s+/.test(l)) ?? "";
-  const count = (word) => Number(new RegExp(`(\\d+) ${word}`).exec(line)?.[1] ?? 0);
-  passed += count("passed");
-  skipped += count("skipped");
-  const fileFailed = count("failed") || (run.status !== 0 ? 1 : 0);
-  failed += count("failed");
-  if (run.status !== 0) {
-    failedFiles.push(file);
-    if (!count("failed")) failed += 1; // the file failed to run at all
-    process.stdout.write(out.split("\n").filter((l) => !/nodedir|vpw:debug|enable_nodejs/.test(l)).join("\n") + "\n");
+try {
+  for (const file of files) {
+    const run = await runVitest(file, await backend.env());
+    await backend.done();
+    const line = run.out.split("\n").find((l) => /^\s*Tests\s+/.test(l)) ?? "";
+    const count = (word) => Number(new RegExp(`(\\d+) ${word}`).exec(line)?.[1] ?? 0);
+    passed += count("passed");
+    skipped += count("skipped");
+    const fileFailed = count("failed") || (run.status !== 0 ? 1 : 0);
+    failed += count("failed");
+    if (run.status !== 0) {
+      failedFiles.push(file);
+      if (!count("failed")) failed += 1; // the file failed to run at all
+      process.stdout.write(run.out.split("\n").filter((l) => !/nodedir|vpw:debug|enable_nodejs/.test(l)).join("\n") + "\n");
+    }
+    console.log(`${fileFailed ? "FAIL" : "ok  "} ${file}  ${line.trim().replace(/^Tests\s+/, "")}`);
+    // A file that skips cases for a missing prerequisite says so in a console line: show it.
+    for (const note of run.out.split("\n").filter((l) => /cases skipped: /.test(l))) console.log(`     ${note.trim()}`);
   }
-  console.log(`${fileFailed ? "FAIL" : "ok  "} ${file}  ${line.trim().replace(/^Tests\s+/, "")}`);
-  // A file that skips cases for a missing prerequisite says so in a console line: show it.
-  for (const note of out.split("\n").filter((l) => /cases skipped: /.test(l))) console.log(`     ${note.trim()}`);
+} finally {
+  await backend.stop();
 }
 if (failedFiles.length) console.log(`\nFailed files:\n  ${failedFiles.join("\n  ")}`);
-console.log(`\nTests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
+console.log(`\n${backend.name}: ${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(failedFiles.length ? 1 : 0);

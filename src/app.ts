@@ -7,7 +7,7 @@ import { rateLimit } from "./middleware/rate-limit";
 import { oauthErrorFields } from "./auth/oauth";
 import { ApiError } from "./http/errors";
 import type { AppEnv } from "./http/types";
-import { countingD1, openDb } from "./stores/db";
+import { openDb } from "./db";
 import { updatePresence } from "./middleware/update-presence";
 import { streamSubscription } from "./middleware/stream-subscription";
 import { adminRoutes } from "./routes/admin";
@@ -113,15 +113,15 @@ export function createApp() {
   app.route("/v1", healthRoutes);
   app.use("*", async (c, next) => {
     if (c.env.ALLOW_TEST_CLOCK !== "1") {
-      c.set("db", openDb(c.env.DB));
+      c.set("db", openDb(c.env));
       return next();
     }
     // Test mode: count the request's database round trips (X-Debug-Db-Calls).
-    const counted = countingD1(c.env.DB);
-    c.set("db", openDb(counted.d1));
+    let calls = 0;
+    c.set("db", openDb(c.env, () => calls++));
     await next();
     try {
-      c.res.headers.set("X-Debug-Db-Calls", String(counted.calls()));
+      c.res.headers.set("X-Debug-Db-Calls", String(calls));
     } catch {
       // Immutable headers (a proxied WebSocket upgrade): nothing to report.
     }

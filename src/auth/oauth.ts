@@ -1,6 +1,6 @@
 import { ApiError } from "../http/errors";
 import type { Auth } from "../http/types";
-import type { Db } from "../stores/db";
+import type { Db } from "../db";
 import { getAppByClientId, type AppRecord } from "../stores/apps";
 import { insertToken } from "../stores/tokens";
 import type { UserRecord } from "../stores/users";

@@ -1,4 +1,6 @@
-import { openDb } from "../stores/db";
+import type { SQL } from "drizzle-orm";
+import { openDb, type RawResult } from "../db";
+import { runBatch } from "../db/batch";
 import { allAppHubs, typeMask, userHubFor } from "./hubs";
 import type { StampedEvent } from "./publish";
 import { LIST_TYPES, planRoute, type AppAudience } from "./routing";
@@ -46,14 +48,14 @@ interface RecipientRow {
  *    `subscription_ids` per connection. A token revocation then closes the token's connections.
  */
 export async function deliverEvents(env: Env, events: StampedEvent[]): Promise<void> {
-  const db = openDb(env.DB);
-  const plans = events.map((e) => ({ event: e, ...planRoute(db, e), meta: metaOf(e), data: JSON.stringify(dataOf(e)) }));
+  const db = openDb(env);
+  const plans = events.map((e) => ({ event: e, ...planRoute(e), meta: metaOf(e), data: JSON.stringify(dataOf(e)) }));
 
-  const statements: D1PreparedStatement[] = [];
-  const slot = (s: D1PreparedStatement | null) => (s ? statements.push(s) - 1 : -1);
+  const statements: SQL[] = [];
+  const slot = (s: SQL | null) => (s ? statements.push(s) - 1 : -1);
   const slots = plans.map((p) => ({ apps: p.appAudience.kind === "query" ? slot(p.appAudience.statement) : -1, users: slot(p.recipients) }));
 
-  const appEvents = (results: D1Result[]) =>
+  const appEvents = (results: RawResult[]) =>
     plans.map((p, i) => ({
       mask: typeMask([p.event.type]),
       frame: `{"meta":${JSON.stringify(p.meta)},"data":${p.data}}`,
@@ -63,7 +65,7 @@ export async function deliverEvents(env: Env, events: StampedEvent[]): Promise<v
   const lookupForApps = slots.some((s) => s.apps >= 0);
   const early = lookupForApps ? null : sendToAppHubs(env, appEvents([]));
   early?.catch(() => {}); // marked handled: a failure is reported below with the others, even if the batch throws first
-  const results = statements.length ? await env.DB.batch(statements) : [];
+  const results = statements.length ? await runBatch(db, statements) : [];
   const apps = early ?? sendToAppHubs(env, appEvents(results));
 
   const perUser = new Map<number, { events: UserHubEvent[]; revokedTokens: number[] }>();
@@ -96,10 +98,10 @@ async function sendToAppHubs(env: Env, events: AppHubEvent[]): Promise<void> {
   await Promise.all(allAppHubs(env).map((hub) => hub.publish(wanted)));
 }
 
-function resolveApps(audience: AppAudience, result: D1Result | undefined): number[] | null {
+function resolveApps(audience: AppAudience, result: RawResult | undefined): number[] | null {
   if (audience.kind === "all") return null;
   if (audience.kind === "apps") return audience.appIds;
-  const row = result?.results?.[0] as { apps: string | null } | undefined;
+  const row = result?.results[0] as { apps: string | null } | undefined;
   if (!row) return [];
   return row.apps === null ? null : (JSON.parse(row.apps) as number[]);
 }

@@ -1,4 +1,4 @@
-import type { Db } from "../stores/db";
+import type { SQL } from "drizzle-orm";
 import {
   appsAuthorizedBy,
   channelAudience,
@@ -13,12 +13,12 @@ import type { StampedEvent } from "./publish";
  * Which app streams may hear of an event: all of them (public objects), a known list of apps,
  * or the apps a statement finds (private objects: the apps their users authorized).
  */
-export type AppAudience = { kind: "all" } | { kind: "apps"; appIds: number[] } | { kind: "query"; statement: D1PreparedStatement };
+export type AppAudience = { kind: "all" } | { kind: "apps"; appIds: number[] } | { kind: "query"; statement: SQL };
 
 export interface RoutePlan {
   appAudience: AppAudience;
   /** Finds the user-stream subscriptions the event goes to (rows id, connection_id, user_id); null: none. */
-  recipients: D1PreparedStatement | null;
+  recipients: SQL | null;
 }
 
 type Obj = Record<string, unknown> | undefined;
@@ -54,7 +54,7 @@ function mentionIds(post: Obj): number[] | undefined {
  * of that user (their own profile); file → `/users/me/files` of the owner; user_presence →
  * every `/presence` subscription.
  */
-export function planRoute(db: Db, e: StampedEvent): RoutePlan {
+export function planRoute(e: StampedEvent): RoutePlan {
   const route = e.route ?? {};
   const data = e.data as Obj;
   switch (e.type) {
@@ -62,43 +62,43 @@ export function planRoute(db: Db, e: StampedEvent): RoutePlan {
       const post = asList(e.data)[0];
       const author = route.actorId ?? ownerOf(post);
       const mentioned = mentionIds(post) ?? route.userIds ?? [];
-      return { appAudience: ALL, recipients: author === undefined ? null : postRecipients(db, author, mentioned) };
+      return { appAudience: ALL, recipients: author === undefined ? null : postRecipients(author, mentioned) };
     }
     case "bookmark":
     case "follow":
       return { appAudience: ALL, recipients: null };
     case "user": {
       const userId = num(data?.id) ?? route.actorId;
-      return { appAudience: ALL, recipients: userId === undefined ? null : ownerRecipients(db, "token", userId) };
+      return { appAudience: ALL, recipients: userId === undefined ? null : ownerRecipients("token", userId) };
     }
     case "user_presence":
-      return { appAudience: ALL, recipients: endpointRecipients(db, "presence") };
+      return { appAudience: ALL, recipients: endpointRecipients("presence") };
     case "mute":
     case "block": {
       // Private to the user who muted or blocked: the muted or blocked user must not learn of it.
       const actor = route.actorId ?? ownerOf(data);
-      return { appAudience: actor === undefined ? NOBODY : authorizedBy(db, [actor]), recipients: null };
+      return { appAudience: actor === undefined ? NOBODY : authorizedBy([actor]), recipients: null };
     }
     case "token": {
       const userId = route.actorId ?? route.userIds?.[0] ?? ownerOf(data);
       const appId = route.appId;
       return {
         appAudience: appId === undefined ? NOBODY : { kind: "apps", appIds: [appId] },
-        recipients: userId === undefined || appId === undefined ? null : ownerRecipients(db, "token", userId, appId),
+        recipients: userId === undefined || appId === undefined ? null : ownerRecipients("token", userId, appId),
       };
     }
     case "file": {
       // route.userIds names the owner; the actor may be someone holding the file token.
       const owner = route.userIds?.[0] ?? ownerOf(data) ?? route.actorId;
       if (owner === undefined) return { appAudience: NOBODY, recipients: null };
-      return { appAudience: authorizedBy(db, [owner]), recipients: ownerRecipients(db, "files", owner) };
+      return { appAudience: authorizedBy([owner]), recipients: ownerRecipients("files", owner) };
     }
     case "poll": {
       const poll = (data?.poll ?? data) as Obj;
       if (poll?.is_public === true) return { appAudience: ALL, recipients: null };
       // A private poll: only apps of its creator (never the responder's, which could reveal who answered).
       const creator = ownerOf(poll) ?? route.userIds?.[0];
-      return { appAudience: creator === undefined ? NOBODY : authorizedBy(db, [creator]), recipients: null };
+      return { appAudience: creator === undefined ? NOBODY : authorizedBy([creator]), recipients: null };
     }
     case "message":
     case "channel":
@@ -107,15 +107,15 @@ export function planRoute(db: Db, e: StampedEvent): RoutePlan {
       const channelId = route.channelId ?? channelOf(e);
       if (channelId === undefined) return { appAudience: e.type === "user_channel_presence" ? ALL : NOBODY, recipients: null };
       return {
-        appAudience: { kind: "query", statement: channelAudience(db, channelId) },
-        recipients: e.type === "channel_subscription" ? null : channelRecipients(db, channelId),
+        appAudience: { kind: "query", statement: channelAudience(channelId) },
+        recipients: e.type === "channel_subscription" ? null : channelRecipients(channelId),
       };
     }
   }
 }
 
-function authorizedBy(db: Db, userIds: number[]): AppAudience {
-  return { kind: "query", statement: appsAuthorizedBy(db, userIds) };
+function authorizedBy(userIds: number[]): AppAudience {
+  return { kind: "query", statement: appsAuthorizedBy(userIds) };
 }
 
 function channelOf(e: StampedEvent): number | undefined {

@@ -1,5 +1,5 @@
 import type { AppRecord } from "../stores/apps";
-import type { Db } from "../stores/db";
+import type { Db } from "../db";
 import type { TokenRecord } from "../stores/tokens";
 import type { UserRecord } from "../stores/users";
 import type { Meta } from "./envelope";

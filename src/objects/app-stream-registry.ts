@@ -1,9 +1,9 @@
 import { DurableObject } from "cloudflare:workers";
 import { MORE_LIMITS } from "../config";
 import { insertAppStreamIfRoom, listAppStreams, type AppStreamRecord } from "../stores/app-streams";
-import { openDb } from "../stores/db";
+import { openDb } from "../db";
 
-export type CreateStreamResult = { ok: true; stream: AppStreamRecord } | { ok: false; error: "full" | "key_taken" };
+export type CreateStreamResult = { ok: true; stream: Omit<AppStreamRecord, "position"> } | { ok: false; error: "full" | "key_taken" };
 
 /**
  * Creation of one app's streams (`getByName("app:<id>")`): creates run one after another here,
@@ -23,13 +23,13 @@ export class AppStreamRegistry extends DurableObject<Env> {
   }
 
   private async createNow(appId: number, key: string | undefined, objectTypes: string[], createdAt: number): Promise<CreateStreamResult> {
-    const db = openDb(this.env.DB);
+    const db = openDb(this.env);
     const max = MORE_LIMITS.appStreamsPerApp;
     const existing = await listAppStreams(db, appId);
     if (existing.length >= max) return { ok: false, error: "full" };
     const taken = new Set(existing.map((s) => s.key));
     if (key !== undefined && taken.has(key)) return { ok: false, error: "key_taken" };
-    const stream: AppStreamRecord = { appId, key: key ?? (await this.nextNumericKey(taken)), objectTypes, createdAt };
+    const stream = { appId, key: key ?? (await this.nextNumericKey(taken)), objectTypes, createdAt };
     if (!(await insertAppStreamIfRoom(db, stream, max))) return { ok: false, error: "full" };
     return { ok: true, stream };
   }

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { publishFromEnv, type DomainEvent } from "../events/publish";
-import { openDb } from "../stores/db";
+import { openDb } from "../db";
 import { pollsByIds } from "../stores/polls";
 import { renderPollEvent } from "../views/poll";
 
@@ -29,7 +29,7 @@ export class PollCloser extends DurableObject<Env> {
     const stored = await this.ctx.storage.get<number | string>(["pollId", "origin"]);
     const pollId = stored.get("pollId") as number | undefined;
     if (pollId === undefined) return null;
-    const [p] = await pollsByIds(openDb(this.env.DB), [pollId], null, now);
+    const [p] = await pollsByIds(openDb(this.env), [pollId], null, now);
     if (p && p.poll.closedAt > now) {
       await this.ctx.storage.setAlarm(p.poll.closedAt * 1000);
       return null;

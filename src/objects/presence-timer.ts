@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { publishFromEnv } from "../events/publish";
 import { presenceEvent } from "../services/presence";
-import { openDb } from "../stores/db";
+import { openDb } from "../db";
 import { expirePresence } from "../stores/presence";
 import { renderPresence } from "../views/presence";
 
@@ -33,7 +33,7 @@ export class PresenceTimer extends DurableObject<Env> {
     if (!target) return;
     const at = Math.floor(Date.now() / 1000);
     // A failure throws, and the runtime retries the alarm.
-    const { expired, nextExpiry } = await expirePresence(openDb(this.env.DB), target.userId, at);
+    const { expired, nextExpiry } = await expirePresence(openDb(this.env), target.userId, at);
     if (expired) {
       const origin = this.env.PUBLIC_ORIGIN || target.origin;
       publishFromEnv(this.env, this.ctx, presenceEvent(renderPresence(expired, origin)));

@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { MORE_LIMITS } from "../config";
 import type { UserHubEvent } from "../events/deliver";
 import { CLOSE, randomId } from "../events/hubs";
-import { openDb } from "../stores/db";
+import { openDb } from "../db";
 import {
   deleteConnectionSubscriptions,
   deleteSubscriptions,
@@ -51,7 +51,7 @@ export class UserStreamHub extends DurableObject<Env> {
   }
 
   private get db() {
-    return openDb(this.env.DB);
+    return openDb(this.env);
   }
 
   /** The WebSocket upgrade of `GET /v1/user`, forwarded by the Worker with the caller in `X-Connection`. */

@@ -53,7 +53,7 @@ const responses = errors(401, 403, 429);
 const jsonBody = <T extends z.ZodTypeAny>(schema: T) => ({ body: { content: { "application/json": { schema } }, required: true } });
 
 const appOf = (c: Context<AppEnv>) => c.var.auth!.app.id;
-const render = (c: Context<AppEnv>, s: AppStreamRecord, deleted = false) => renderAppStream(s, viewContext(c).origin, deleted);
+const render = (c: Context<AppEnv>, s: Omit<AppStreamRecord, "position">, deleted = false) => renderAppStream(s, viewContext(c).origin, deleted);
 
 /** Closes the open connections of deleted streams (a failure is logged: the streams are gone either way). */
 async function disconnect(c: Context<AppEnv>, appId: number, keys: string[]): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Db } from "../stores/db";
+import type { Db } from "../db";
 import { deleteFiles, getFileRowsByIds, type DeletedFiles, type FileRow } from "../stores/files";
 import { endOperation, fileCreateOpId, setOperationDetail } from "../stores/operations";
 import { revokeUrls } from "./file-urls";

@@ -1,6 +1,6 @@
 import { and, asc, eq, sql } from "drizzle-orm";
-import { statement } from "./batch";
-import { schema, type Db } from "./db";
+import { first, runOne } from "../db/batch";
+import { schema, type Db } from "../db";
 
 const { appStreams } = schema;
 
@@ -8,7 +8,7 @@ export type AppStreamRecord = typeof appStreams.$inferSelect;
 
 /** The app's streams in creation order. */
 const listQuery = (db: Db, appId: number) =>
-  db.select().from(appStreams).where(eq(appStreams.appId, appId)).orderBy(asc(appStreams.createdAt), sql`rowid`);
+  db.select().from(appStreams).where(eq(appStreams.appId, appId)).orderBy(asc(appStreams.createdAt), asc(appStreams.position));
 
 export async function listAppStreams(db: Db, appId: number): Promise<AppStreamRecord[]> {
   return listQuery(db, appId);
@@ -19,7 +19,7 @@ export async function getAppStream(db: Db, appId: number, key: string): Promise<
     .select()
     .from(appStreams)
     .where(and(eq(appStreams.appId, appId), eq(appStreams.key, key)))
-    .get();
+    .then(first);
 }
 
 /**
@@ -27,14 +27,15 @@ export async function getAppStream(db: Db, appId: number, key: string): Promise<
  * caller that bypassed the registry object could not make one too many). False when full.
  * A taken key throws the primary key's constraint error.
  */
-export async function insertAppStreamIfRoom(db: Db, row: AppStreamRecord, max: number): Promise<boolean> {
-  const result = await statement(
+export async function insertAppStreamIfRoom(db: Db, row: Omit<AppStreamRecord, "position">, max: number): Promise<boolean> {
+  const result = await runOne(
     db,
-    sql`INSERT INTO app_streams (app_id, key, object_types, created_at)
-        SELECT ${row.appId}, ${row.key}, ${JSON.stringify(row.objectTypes)}, ${row.createdAt}
+    sql`INSERT INTO app_streams (app_id, key, object_types, created_at, position)
+        SELECT ${row.appId}, ${row.key}, ${JSON.stringify(row.objectTypes)}, ${row.createdAt},
+          (SELECT coalesce(max(position), 0) + 1 FROM app_streams WHERE app_id = ${row.appId})
         WHERE (SELECT count(*) FROM app_streams WHERE app_id = ${row.appId}) < ${max}`,
-  ).run();
-  return result.meta.changes === 1;
+  );
+  return result.changes === 1;
 }
 
 export async function updateAppStreamTypes(db: Db, appId: number, key: string, objectTypes: string[]): Promise<AppStreamRecord | undefined> {

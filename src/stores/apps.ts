@@ -1,5 +1,7 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
-import { schema, type Db } from "./db";
+import { schema, type Db } from "../db";
+import { first } from "../db/batch";
+import { greatest } from "../db/dialect";
 
 const { apps, users, tokens } = schema;
 
@@ -19,11 +21,11 @@ export async function createApp(db: Db, values: typeof apps.$inferInsert): Promi
 }
 
 export async function getAppById(db: Db, id: number): Promise<AppRecord | undefined> {
-  return db.select().from(apps).where(eq(apps.id, id)).get();
+  return db.select().from(apps).where(eq(apps.id, id)).then(first);
 }
 
 export async function getAppByClientId(db: Db, clientId: string): Promise<AppRecord | undefined> {
-  return db.select().from(apps).where(eq(apps.clientId, clientId)).get();
+  return db.select().from(apps).where(eq(apps.clientId, clientId)).then(first);
 }
 
 /** A public client with its owner, for GET /clients/{client_id}. */
@@ -33,7 +35,7 @@ export async function getPublicApp(db: Db, clientId: string) {
     .from(apps)
     .leftJoin(users, eq(users.id, apps.ownerId))
     .where(and(eq(apps.clientId, clientId), eq(apps.isPublic, true), isNull(apps.deletedAt)))
-    .get();
+    .then(first);
 }
 
 /** Active clients owned by a user (list view). */
@@ -55,6 +57,6 @@ export async function deleteApp(db: Db, app: AppRecord, at: number): Promise<voi
     db.delete(tokens).where(eq(tokens.appId, app.id)),
   ] as const;
   if (app.ownerId != null) {
-    await db.batch([...writes, db.update(users).set({ clients: sql`max(${users.clients} - 1, 0)` }).where(eq(users.id, app.ownerId))]);
+    await db.batch([...writes, db.update(users).set({ clients: greatest(sql`${users.clients} - 1`, sql`0`) }).where(eq(users.id, app.ownerId))]);
   } else await db.batch(writes);
 }

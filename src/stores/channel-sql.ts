@@ -1,6 +1,6 @@
 import { Column, is, sql, type SQL } from "drizzle-orm";
-import type { Db } from "./db";
-import { statement } from "./batch";
+import type { Db, Row } from "../db";
+import { runBatch } from "../db/batch";
 import { userViewColumns, type UserView } from "./users";
 
 // SQL shared by the channel, message and search stores: who may read a channel, the
@@ -54,22 +54,12 @@ export function readUser(row: Record<string, unknown>): UserView | null {
   return out as UserView;
 }
 
-export type Row = Record<string, unknown>;
-
-/** Runs one raw statement; rows as D1 returns them (column names as selected). */
-export async function allRows(db: Db, q: SQL): Promise<Row[]> {
-  const res = await statement(db, q).all<Row>();
-  return res.results ?? [];
-}
+export type { Row } from "../db";
 
 /** Runs raw statements atomically in one round trip; the rows of each. */
 export async function batchRows(db: Db, qs: SQL[]): Promise<Row[][]> {
-  const res = await db.$client.batch(qs.map((q) => statement(db, q)));
-  return res.map((r) => (r.results ?? []) as Row[]);
+  return (await runBatch(db, qs)).map((r) => r.results);
 }
-
-/** A JSON array parameter for `json_each(?)`: keeps the bound-parameter count at one for any list. */
-export const jsonList = (values: readonly (string | number)[]) => JSON.stringify(values);
 
 export const bool = (v: unknown) => v === 1 || v === true || v === "1";
 export const num = (v: unknown) => (v == null ? null : Number(v));
@@ -81,5 +71,5 @@ export function pageBoundsSql(col: string, page: { sinceId?: number; sinceInclus
   const conds: SQL[] = [];
   if (page.sinceId !== undefined) conds.push(page.sinceInclusive ? sql`${c} >= ${page.sinceId}` : sql`${c} > ${page.sinceId}`);
   if (page.beforeId !== undefined) conds.push(page.beforeInclusive ? sql`${c} <= ${page.beforeId}` : sql`${c} < ${page.beforeId}`);
-  return conds.length ? sql.join(conds, sql` AND `) : sql`1`;
+  return conds.length ? sql.join(conds, sql` AND `) : sql`true`;
 }

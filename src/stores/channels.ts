@@ -1,21 +1,21 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Page } from "../http/pagination";
 import type { UserView } from "./users";
-import { schema, type Db } from "./db";
+import { schema, type Db } from "../db";
+import { allRows } from "../db/batch";
 import { pageLimit, pageOrder, pageWhere } from "./page-sql";
 import {
-  allRows,
   batchRows,
   bool,
   canReadSql,
   json,
-  jsonList,
   num,
   readUser,
   userColumnsSql,
   viewerParam,
   type Row,
 } from "./channel-sql";
+import { inList, joinedText, jsonItem, jsonValues, lastId } from "../db/dialect";
 
 const { subscriptions, channelMutes } = schema;
 
@@ -84,7 +84,7 @@ export function channelColumnsSql(viewerId: number | null): SQL {
   return sql`c.id, c.type, c.owner_id, c.app_id, c.pm_key, c.read_public, c.read_any_user, c.write_any_user,
     c.read_immutable, c.write_immutable, c.full_immutable, c.is_active, c.raw, c.created_at, c.messages,
     c.subscribers, c.recent_message_id,
-    (SELECT group_concat(ca.level || ':' || ca.user_id) FROM channel_acl ca WHERE ca.channel_id = c.id) AS acl_members,
+    (SELECT ${joinedText(sql`ca.level || ':' || ca.user_id`)} FROM channel_acl ca WHERE ca.channel_id = c.id) AS acl_members,
     ${you}, ${userColumnsSql(viewerId)}`;
 }
 
@@ -136,12 +136,13 @@ export async function getChannel(db: Db, id: number, viewerId: number | null): P
 }
 
 /** The id of the channel inserted last in this batch (AUTOINCREMENT: the largest). */
-const NEW_CHANNEL_ID = sql`(SELECT max(id) FROM channels)`;
+const NEW_CHANNEL_ID = lastId("channels");
 
 /** Inserts ACL member rows `[level, userId]` for a channel id expression. */
 function aclInsertSql(channelId: number | SQL, members: [AclLevel, number][]): SQL {
-  return sql`INSERT OR IGNORE INTO channel_acl (channel_id, user_id, level)
-    SELECT ${channelId}, json_extract(j.value, '$[1]'), json_extract(j.value, '$[0]') FROM json_each(${JSON.stringify(members)}) j`;
+  return sql`INSERT INTO channel_acl (channel_id, user_id, level)
+    SELECT ${channelId}, CAST(${jsonItem(sql`j.value`, 1)} AS BIGINT), ${jsonItem(sql`j.value`, 0)} FROM ${jsonValues(members, "j")} WHERE true
+    ON CONFLICT DO NOTHING`;
 }
 
 const membersOf = (acl: Partial<Record<AclLevel, number[]>>): [AclLevel, number][] =>
@@ -279,11 +280,11 @@ export async function unmute(db: Db, channelId: number, userId: number): Promise
   return row ? readChannel(row) : undefined;
 }
 
-const whereOr = (cond: SQL | undefined) => cond ?? sql`1`;
+const whereOr = (cond: SQL | undefined) => cond ?? sql`true`;
 
 /** Channels the user is subscribed to (and can still read), newest subscription first. */
 export async function listSubscribed(db: Db, userId: number, page: Page, types?: string[]): Promise<ChannelRecord[]> {
-  const typeFilter = types?.length ? sql`AND c.type IN (SELECT value FROM json_each(${jsonList(types)}))` : sql``;
+  const typeFilter = types?.length ? sql`AND c.type IN ${inList(types, "text")}` : sql``;
   const rows = await allRows(
     db,
     sql`SELECT ${channelColumnsSql(userId)}, ${subscriptions.id} AS pagination_id
@@ -326,7 +327,7 @@ export async function resolveUserRefs(
     sql`SELECT u.id, u.username,
         EXISTS (SELECT 1 FROM user_blocks b WHERE b.user_id = u.id AND b.blocked_id = ${viewerId}) AS blocks_viewer
       FROM users u
-      WHERE (u.id IN (SELECT value FROM json_each(${jsonList(ids)})) OR u.username IN (SELECT value FROM json_each(${jsonList(names)})))
+      WHERE (u.id IN ${inList(ids)} OR u.username IN ${inList(names, "text")})
         AND u.is_disabled = 0`,
   );
   for (const r of rows) {

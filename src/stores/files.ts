@@ -2,11 +2,12 @@ import { and, eq, getTableColumns, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Page } from "../http/pagination";
 import type { AppRecord } from "./apps";
-import { runBatch } from "./batch";
-import { schema, type Db } from "./db";
+import { first, runBatch, type Statement } from "../db/batch";
+import { schema, type Db } from "../db";
 import { endOperation } from "./operations";
 import { pageLimit, pageOrder, pageWhere } from "./page-sql";
 import { userViewColumns, type UserView } from "./users";
+import { greatest, inList, jsonArrayAgg, jsonObject, jsonValue, position } from "../db/dialect";
 
 const { files, derivedFiles, users, apps } = schema;
 
@@ -22,10 +23,13 @@ export interface FileRow {
   derived: DerivedRecord[];
 }
 
-const derivedJson = sql<string>`(select json_group_array(json_object(
-    'fileId', d.file_id, 'key', d.key, 'name', d.name, 'mimeType', d.mime_type, 'size', d.size, 'sha256', d.sha256,
-    'storageKey', d.storage_key, 'imageInfo', json(d.image_info), 'createdAt', d.created_at,
-    'urlToken', d.url_token, 'urlExpiresAt', d.url_expires_at)) from derived_files d where d.file_id = ${files.id})`;
+const derivedJson = sql<string>`(select ${jsonArrayAgg(
+  sql`${jsonObject(
+    sql`'fileId', d.file_id, 'key', d.key, 'name', d.name, 'mimeType', d.mime_type, 'size', d.size, 'sha256', d.sha256`,
+    sql`'storageKey', d.storage_key, 'imageInfo', ${jsonValue(sql`d.image_info`)}, 'createdAt', d.created_at`,
+    sql`'urlToken', d.url_token, 'urlExpiresAt', d.url_expires_at`,
+  )}`,
+)} from derived_files d where d.file_id = ${files.id})`;
 
 /** One query: files with their user (relationship flags for the viewer), client and derived files. */
 function selectFileRows(db: Db, viewerId: number | null) {
@@ -47,7 +51,7 @@ const toFileRow = (r: SelectedRow): FileRow => ({
 export async function getFileRow(db: Db, id: number, viewerId: number | null): Promise<FileRow | undefined> {
   const row = await selectFileRows(db, viewerId)
     .where(and(eq(files.id, id), eq(files.isDeleted, false)))
-    .get();
+    .then(first);
   return row ? toFileRow(row) : undefined;
 }
 
@@ -63,7 +67,8 @@ export async function getFileRowsByIds(db: Db, ids: number[], viewerId: number |
  * `col in (list)` with the list bound as one JSON parameter: D1 allows at most 100 bound
  * parameters per query, and id lists here go up to 200 and beyond.
  */
-const inJson = (col: SQLiteColumn | SQL, values: (string | number)[]) => sql`${col} in (select value from json_each(${JSON.stringify(values)}))`;
+const inJson = (col: SQLiteColumn | SQL, values: (string | number)[]) =>
+  sql`${col} in ${inList(values, typeof values[0] === "number" ? "int" : "text")}`;
 
 /** Filters of the user's file stream (general file parameters). */
 export interface FileFilters {
@@ -82,7 +87,8 @@ export async function listUserFileRows(db: Db, userId: number, f: FileFilters, p
   if (!f.includePrivate) conds.push(eq(files.isPublic, true));
   if (f.mimeTypes?.length) {
     // the recorded type without parameters (a text file's `; charset=...`)
-    const base = sql`(case when instr(${files.mimeType}, ';') > 0 then substr(${files.mimeType}, 1, instr(${files.mimeType}, ';') - 1) else ${files.mimeType} end)`;
+    const semicolon = position(sql`${files.mimeType}`, sql`';'`);
+    const base = sql`(case when ${semicolon} > 0 then substr(${files.mimeType}, 1, ${semicolon} - 1) else ${files.mimeType} end)`;
     conds.push(inJson(base, f.mimeTypes));
   }
   if (f.fileTypes?.length) conds.push(inJson(files.type, f.fileTypes));
@@ -97,7 +103,7 @@ export async function listUserFileRows(db: Db, userId: number, f: FileFilters, p
 
 // ---- writes --------------------------------------------------------------------------------
 
-type BatchItem = SQL | { toSQL(): { sql: string; params: unknown[] } };
+type BatchItem = Statement;
 
 /** Maps a raw D1 row (snake_case columns) to the drizzle record of a table. */
 function fromRaw<T>(table: SQLiteTable, raw: Record<string, unknown>): T {
@@ -176,7 +182,7 @@ export async function completeFile(db: Db, file: FileRecord, c: UploadedContent,
       .set({ status: "completed", endedAt: at })
       .where(and(eq(schema.operations.id, opId), eq(schema.operations.status, "running"), stored)),
   ]);
-  return updated.meta.changes > 0;
+  return updated.changes > 0;
 }
 
 /**
@@ -214,7 +220,7 @@ export async function upsertDerived(
       .set({ storageUsed: sql`${users.storageUsed} + ${delta}` })
       .where(and(eq(users.id, file.userId), sql`exists(select 1 from derived_files where file_id = ${file.id} and storage_key = ${d.storageKey})`)),
   ]);
-  return written.meta.changes > 0;
+  return written.changes > 0;
 }
 
 export const updateFileQuery = (db: Db, id: number, set: Partial<Pick<FileRecord, "name" | "isPublic" | "raw">>) =>
@@ -251,18 +257,19 @@ export async function deleteFiles(
     return { ids: [], storageKeys: [], urlTokens: [] };
   }
   const ids = targets.map((t) => t.file.id);
-  const live = sql`id in (select value from json_each(${JSON.stringify(ids)})) and user_id = ${userId} and is_deleted = 0`;
+  const live = sql`id in ${inList(ids)} and user_id = ${userId} and is_deleted = 0`;
   const results = await runBatch(db, [
-    sql`update users set storage_used = max(0, storage_used
-        - (select coalesce(sum(size), 0) from files where ${live})
-        - (select coalesce(sum(size), 0) from derived_files where file_id in (select id from files where ${live})))
-      where id = ${userId}`,
+    sql`update users set storage_used = ${greatest(
+      sql`0`,
+      sql`storage_used - (select coalesce(sum(size), 0) from files where ${live})
+        - (select coalesce(sum(size), 0) from derived_files where file_id in (select id from files where ${live}))`,
+    )} where id = ${userId}`,
     sql`delete from derived_files where file_id in (select id from files where ${live})`,
     sql`update files set is_deleted = 1, url_token = null, url_expires_at = null where ${live} returning id`,
     ...targets.filter((t) => t.placeholderOpId).map((t) => endOperation(db, t.placeholderOpId!, "dead", at, { file_id: String(t.file.id), reason: "deleted before upload" })),
     ...extra,
   ]);
-  const deleted = new Set((results[2].results as { id: number }[]).map((r) => r.id));
+  const deleted = new Set(results[2].results.map((r) => Number(r.id)));
   const gone = targets.filter((t) => deleted.has(t.file.id));
   return {
     ids: gone.map((t) => t.file.id),
@@ -299,5 +306,5 @@ export async function writeState(db: Db, fileId: number, userId: number) {
     })
     .from(users)
     .where(eq(users.id, userId))
-    .get();
+    .then(first);
 }

@@ -1,8 +1,9 @@
 import { eq, sql, type SQL } from "drizzle-orm";
-import { schema, type Db } from "./db";
+import { schema, type Db, type RawResult } from "../db";
 import { interactionWrites } from "./interactions";
-import { aliasedFields, constraintFailed, mixedBatch } from "./mixed-batch";
+import { aliasedFields, mixedBatch, violates } from "../db/batch";
 import { userViewColumns, type UserView } from "./users";
+import { int } from "../db/dialect";
 
 const { users } = schema;
 
@@ -28,11 +29,11 @@ export interface GraphChange {
   actor: UserView | undefined;
 }
 
-async function run(db: Db, actorId: number, targetId: number, writes: SQL[], changed: (results: D1Result[]) => boolean): Promise<GraphChange> {
+async function run(db: Db, actorId: number, targetId: number, writes: SQL[], changed: (results: RawResult[]) => boolean): Promise<GraphChange> {
   const results = await mixedBatch(db, [...writes, userQuery(db, targetId, actorId), userQuery(db, actorId, null)]);
   const n = results.length;
   return {
-    changed: changed(results.slice(0, n - 2) as D1Result[]),
+    changed: changed(results.slice(0, n - 2) as RawResult[]),
     target: first(results[n - 2] as UserRows),
     actor: first(results[n - 1] as UserRows),
   };
@@ -53,7 +54,7 @@ export async function follow(db: Db, followerId: number, followedId: number, at:
       [
         // Primary key: already following. NOT NULL on followed_id: a block either way.
         sql`insert into follows (follower_id, followed_id, created_at)
-          select ${followerId}, case when ${blockedEitherWay(followerId, followedId)} then null else ${followedId} end, ${at}`,
+          select ${followerId}, case when ${blockedEitherWay(followerId, followedId)} then null else ${int(followedId)} end, ${at}`,
         sql`update users set following = following + 1 where id = ${followerId}`,
         sql`update users set followers = followers + 1 where id = ${followedId}`,
         ...interactionWrites({ userId: followedId, action: "follow", objectId: followedId, actorId: followerId, at }),
@@ -62,8 +63,8 @@ export async function follow(db: Db, followerId: number, followedId: number, at:
     );
     return { ok: true, change };
   } catch (err) {
-    if (constraintFailed(err, /UNIQUE constraint failed: follows/)) return { ok: false, reason: "already" };
-    if (constraintFailed(err, /NOT NULL constraint failed: follows\.followed_id/)) return { ok: false, reason: "blocked" };
+    if (violates(err, "follows")) return { ok: false, reason: "already" };
+    if (violates(err, "follows", "followed_id")) return { ok: false, reason: "blocked" };
     throw err;
   }
 }
@@ -80,7 +81,7 @@ function unfollowWrites(pairs: [number, number][]): SQL[] {
   });
 }
 
-const returnedRows = (r: D1Result) => r.results.length > 0;
+const returnedRows = (r: RawResult) => r.results.length > 0;
 
 export function unfollow(db: Db, followerId: number, followedId: number): Promise<GraphChange> {
   return run(db, followerId, followedId, unfollowWrites([[followerId, followedId]]), (r) => returnedRows(r[2]));

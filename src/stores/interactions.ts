@@ -1,10 +1,11 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Page } from "../http/pagination";
 import { bool, json, pageBoundsSql, readUser, userColumnsSql, type Row } from "./channel-sql";
-import type { Db } from "./db";
-import { mixedBatch } from "./mixed-batch";
+import type { Db, RawResult } from "../db";
+import { mixedBatch } from "../db/batch";
 import { postsQuery, toPostSet, type PostSet } from "./posts";
 import type { UserView } from "./users";
+import { inList, jsonArray, jsonArrayAgg } from "../db/dialect";
 
 export type InteractionAction = "bookmark" | "reply" | "repost" | "follow" | "poll_response";
 
@@ -37,7 +38,7 @@ export function interactionWrites(e: {
     sql`insert into interaction_groups (user_id, action, object_id, latest_event_id, latest_at)
         select ${e.userId}, ${e.action}, ${e.objectId}, 0, ${e.at}
         where not exists (select 1 from interaction_groups where user_id = ${e.userId} and action = ${e.action} and object_id = ${e.objectId} and latest_at >= ${since})${when}`,
-    sql`insert into interaction_events (group_id, actor_id, created_at) select ${group}, ${e.actorId}, ${e.at} where 1${when}`,
+    sql`insert into interaction_events (group_id, actor_id, created_at) select ${group}, ${e.actorId}, ${e.at} where true${when}`,
     sql`update interaction_groups set latest_event_id = (select max(id) from interaction_events where group_id = interaction_groups.id), latest_at = ${e.at}
         where id = ${group}${when}`,
   ];
@@ -98,8 +99,8 @@ function groupsPageSql(userId: number, actions: readonly InteractionAction[], pa
       ORDER BY g.latest_event_id ${dir} LIMIT ${limit}`;
   if (actions.length === INTERACTION_ACTIONS.length) return scan();
   if (actions.length === 1) return scan(actions[0]);
-  const parts = actions.map((a) => sql`SELECT * FROM (${scan(a)})`);
-  return sql`SELECT * FROM (${sql.join(parts, sql` UNION ALL `)}) ORDER BY latest_event_id ${dir} LIMIT ${limit}`;
+  const parts = actions.map((a, i) => sql`SELECT * FROM (${scan(a)}) AS ${sql.raw(`s${i}`)}`);
+  return sql`SELECT * FROM (${sql.join(parts, sql` UNION ALL `)}) AS merged ORDER BY latest_event_id ${dir} LIMIT ${limit}`;
 }
 
 /**
@@ -110,7 +111,7 @@ function groupsPageSql(userId: number, actions: readonly InteractionAction[], pa
 export function interactionPageQueries(db: Db, userId: number, actions: readonly InteractionAction[], page: Page) {
   const pg = groupsPageSql(userId, actions, page);
   const objectsOf = (list: readonly InteractionAction[]) =>
-    sql`SELECT pg.object_id AS id FROM (${pg}) pg WHERE pg.action IN (SELECT value FROM json_each(${JSON.stringify(list)}))`;
+    sql`SELECT pg.object_id AS id FROM (${pg}) pg WHERE pg.action IN ${inList(list, "text")}`;
   // The newest EVENTS_SCANNED_PER_INTERACTION events of each group (index interaction_events_group),
   // one row per actor (their latest event), the newest USERS_PER_INTERACTION actors kept.
   // Anonymous polls name no one: their events are not even read.
@@ -128,15 +129,15 @@ export function interactionPageQueries(db: Db, userId: number, actions: readonly
     WHERE ranked.rn <= ${USERS_PER_INTERACTION}
     ORDER BY ranked.group_id, ranked.last_id DESC`;
   const wants = (list: readonly InteractionAction[]) => actions.some((a) => list.includes(a));
-  const none = sql`SELECT 1 WHERE 0`;
+  const none = sql`SELECT 1 WHERE false`;
   return [
     pg,
     actors,
-    postsQuery(db, userId, wants(POST_ACTIONS) ? objectsOf(POST_ACTIONS) : sql`SELECT 0 AS id WHERE 0`),
+    postsQuery(db, userId, wants(POST_ACTIONS) ? objectsOf(POST_ACTIONS) : sql`SELECT 0 AS id WHERE false`),
     wants(["follow"]) ? sql`SELECT ${userColumnsSql(userId)} FROM users WHERE users.id IN (${objectsOf(["follow"])})` : none,
     wants(["poll_response"])
       ? sql`SELECT p.id, p.prompt, p.closed_at, p.user_id, p.poll_token, p.is_anonymous, p.is_deleted,
-          (SELECT json_group_array(json_array(o.position, o.text)) FROM poll_options o WHERE o.poll_id = p.id) AS options
+          (SELECT ${jsonArrayAgg(jsonArray(sql`o.position`, sql`o.text`))} FROM poll_options o WHERE o.poll_id = p.id) AS options
         FROM polls p WHERE p.id IN (${objectsOf(["poll_response"])})`
       : none,
   ] as const;
@@ -145,7 +146,7 @@ export function interactionPageQueries(db: Db, userId: number, actions: readonly
 /** One page of the user's interactions and everything its items embed, in one round trip. */
 export async function readInteractions(db: Db, userId: number, actions: readonly InteractionAction[], page: Page): Promise<InteractionPage> {
   const [groupsRes, actorsRes, postRows, usersRes, pollsRes] = await mixedBatch(db, interactionPageQueries(db, userId, actions, page));
-  const rows = (r: D1Result) => (r.results ?? []) as Row[];
+  const rows = (r: RawResult) => r.results;
   const groups = rows(groupsRes).map(
     (r): InteractionGroup => ({
       id: Number(r.id),

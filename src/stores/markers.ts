@@ -1,7 +1,9 @@
 import { sql, type SQL } from "drizzle-orm";
-import type { Db } from "./db";
-import { allRows, batchRows, canReadSql, jsonList, type Row } from "./channel-sql";
-import { constraintFailed } from "./mixed-batch";
+import type { Db } from "../db";
+import { batchRows, canReadSql, type Row } from "./channel-sql";
+import { allRows } from "../db/batch";
+import { violates } from "../db/batch";
+import { greatest, inList, int } from "../db/dialect";
 
 // Stream markers (api.md "Stream markers", decisions §6): a saved position per (user, stream).
 // `position` is the marker's `id`; `last_read_id` only moves forward unless reset.
@@ -75,7 +77,7 @@ export interface MarkerWrite {
  * concurrent updates never lose a forward move.
  */
 export function markerWriteSql(m: MarkerWrite): SQL {
-  const lastRead = m.reset ? sql`excluded.last_read_id` : sql`max(markers.last_read_id, excluded.last_read_id)`;
+  const lastRead = m.reset ? sql`excluded.last_read_id` : greatest(sql`markers.last_read_id`, sql`excluded.last_read_id`);
   return sql`INSERT INTO markers (user_id, name, position, last_read_id, percentage, version, updated_at)
     VALUES (${m.userId}, ${m.name}, ${m.position}, ${m.position}, ${m.percentage}, ${m.version}, ${m.at})
     ON CONFLICT (user_id, name) DO UPDATE SET position = excluded.position, last_read_id = ${lastRead},
@@ -103,19 +105,19 @@ export async function setMarkers(db: Db, userId: number, inputs: MarkerInput[], 
     const owner =
       channelId == null
         ? userId
-        : sql`(SELECT ${userId} FROM channels c WHERE c.id = ${channelId} AND ${canReadSql("c", userId)})`;
+        : sql`(SELECT ${int(userId)} FROM channels c WHERE c.id = ${channelId} AND ${canReadSql("c", userId)})`;
     return markerWriteSql({ userId: owner, name: m.name, position: m.position, percentage: m.percentage, reset, version: newVersion(), at });
   });
   const names = [...new Set(inputs.map((m) => m.name))];
   try {
     const rows = await batchRows(db, [
       ...writes,
-      sql`SELECT ${COLUMNS} FROM markers WHERE user_id = ${userId} AND name IN (SELECT value FROM json_each(${jsonList(names)}))`,
+      sql`SELECT ${COLUMNS} FROM markers WHERE user_id = ${userId} AND name IN ${inList(names, "text")}`,
     ]);
     const byName = new Map(rows[rows.length - 1].map((r) => [String(r.name), readMarker(r)!]));
     return { ok: true, markers: names.map((n) => byName.get(n)!) };
   } catch (err) {
-    if (constraintFailed(err, /NOT NULL constraint failed: markers\.user_id/)) return { ok: false, reason: "unreadable_channel" };
+    if (violates(err, "markers", "user_id")) return { ok: false, reason: "unreadable_channel" };
     throw err;
   }
 }

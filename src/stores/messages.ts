@@ -2,15 +2,14 @@ import { sql, type SQL } from "drizzle-orm";
 import type { Page } from "../http/pagination";
 import { normalizeTag, type TextResult } from "../text";
 import type { UserView } from "./users";
-import type { Db } from "./db";
+import type { Db } from "../db";
+import { allRows } from "../db/batch";
 import {
   PM_TYPE,
-  allRows,
   batchRows,
   bool,
   canReadSql,
   json,
-  jsonList,
   num,
   pageBoundsSql,
   readUser,
@@ -18,6 +17,7 @@ import {
   type Row,
 } from "./channel-sql";
 import { channelByIdSql, readChannel, type ChannelRecord } from "./channels";
+import { greatest, inList, int, jsonItem, jsonRows, jsonValues, lastId, text } from "../db/dialect";
 
 /** A message with its author and client, as one query returns it. */
 export interface MessageRecord {
@@ -113,7 +113,7 @@ export async function pmParent(db: Db, pmKey: string, replyTo: number): Promise<
 }
 
 /** The id of the message inserted by this batch (AUTOINCREMENT: the largest); for writes batched with a create. */
-export const NEW_MESSAGE_ID = sql`(SELECT max(id) FROM messages)`;
+export const NEW_MESSAGE_ID = lastId("messages");
 
 export type Facet = "mention" | "leading_mention" | "tag" | "url" | "url_domain" | "raw_type";
 
@@ -166,9 +166,10 @@ export async function createMessage(db: Db, m: NewMessage): Promise<CreatedMessa
       sql`INSERT INTO channels (type, owner_id, app_id, pm_key, read_immutable, write_immutable, full_immutable, created_at)
         VALUES (${PM_TYPE}, ${pm.ownerId}, ${m.appId}, ${pm.key}, 1, 1, 1, ${m.createdAt})
         ON CONFLICT (pm_key) DO NOTHING RETURNING id`,
-      sql`INSERT OR IGNORE INTO channel_acl (channel_id, user_id, level)
-        SELECT c.id, j.value, 'write' FROM channels c, json_each(${jsonList(pm.destinations)}) j
-        WHERE c.pm_key = ${pm.key} AND c.owner_id = ${pm.ownerId}`,
+      sql`INSERT INTO channel_acl (channel_id, user_id, level)
+        SELECT c.id, j.value, 'write' FROM channels c, ${jsonRows(pm.destinations, "j")}
+        WHERE c.pm_key = ${pm.key} AND c.owner_id = ${pm.ownerId}
+        ON CONFLICT DO NOTHING`,
     );
   }
   stmts.push(
@@ -182,19 +183,20 @@ export async function createMessage(db: Db, m: NewMessage): Promise<CreatedMessa
   if (!m.replyTo || hasToken) {
     stmts.push(
       sql`UPDATE messages SET thread_id = CASE WHEN thread_id = 0 THEN id ELSE thread_id END,
-        html = replace(html, ${token}, id), entities = replace(entities, ${token}, id) WHERE id = ${NEW}`,
+        html = replace(html, ${token}, CAST(id AS TEXT)), entities = replace(entities, ${token}, CAST(id AS TEXT)) WHERE id = ${NEW}`,
     );
   }
   if (m.facets.length || m.fileIds.length) {
-    const files = jsonList(m.fileIds);
+    const files = m.fileIds;
     stmts.push(
-      sql`INSERT OR IGNORE INTO message_facets (message_id, facet, value)
-        SELECT ${NEW}, json_extract(j.value, '$[0]'), replace(json_extract(j.value, '$[1]'), ${token}, ${NEW})
-          FROM json_each(${JSON.stringify(m.facets)}) j
+      sql`INSERT INTO message_facets (message_id, facet, value)
+        SELECT ${NEW}, ${jsonItem(sql`j.value`, 0)}, replace(${jsonItem(sql`j.value`, 1)}, ${text(token)}, CAST(${NEW} AS TEXT))
+          FROM ${jsonValues(m.facets, "j")}
         UNION ALL SELECT ${NEW}, 'file', CAST(f.id AS TEXT) FROM files f
-          WHERE f.id IN (SELECT value FROM json_each(${files})) AND f.is_deleted = 0
+          WHERE f.id IN ${inList(files)} AND f.is_deleted = 0
         UNION ALL SELECT ${NEW}, 'file_kind', f.kind FROM files f
-          WHERE f.id IN (SELECT value FROM json_each(${files})) AND f.is_deleted = 0`,
+          WHERE f.id IN ${inList(files)} AND f.is_deleted = 0
+        ON CONFLICT DO NOTHING`,
     );
   }
   if (m.replyTo) stmts.push(sql`UPDATE messages SET replies = replies + 1 WHERE id = ${m.replyTo.id}`);
@@ -202,7 +204,7 @@ export async function createMessage(db: Db, m: NewMessage): Promise<CreatedMessa
   if (m.autoSubscribe.length) {
     stmts.push(
       sql`INSERT INTO subscriptions (channel_id, user_id, created_at)
-        SELECT ${chan}, j.value, ${m.createdAt} FROM json_each(${jsonList(m.autoSubscribe)}) j
+        SELECT ${chan}, j.value, ${int(m.createdAt)} FROM ${jsonRows(m.autoSubscribe, "j")}
         WHERE NOT EXISTS (SELECT 1 FROM channel_mutes cm WHERE cm.user_id = j.value AND cm.channel_id = ${chan})
         ON CONFLICT (user_id, channel_id) DO NOTHING RETURNING user_id`,
     );
@@ -218,7 +220,7 @@ export async function createMessage(db: Db, m: NewMessage): Promise<CreatedMessa
   if (pm || m.autoSubscribe.length) {
     stmts.push(channelByIdSql(chan, m.userId));
     stmts.push(
-      sql`SELECT ${userColumnsSql(null)} FROM users WHERE users.id IN (SELECT value FROM json_each(${jsonList(m.autoSubscribe)}))`,
+      sql`SELECT ${userColumnsSql(null)} FROM users WHERE users.id IN ${inList(m.autoSubscribe)}`,
     );
   }
   const rows = await batchRows(db, stmts);
@@ -279,11 +281,11 @@ export async function getMessage(db: Db, channelId: number, messageId: number, v
 export async function deleteMessage(db: Db, msg: MessageRecord, viewerId: number): Promise<MessageRecord> {
   const live = sql`EXISTS (SELECT 1 FROM messages WHERE id = ${msg.id} AND is_deleted = 0)`;
   const stmts: SQL[] = [
-    sql`UPDATE channels SET messages = max(messages - 1, 0),
+    sql`UPDATE channels SET messages = ${greatest(sql`messages - 1`, sql`0`)},
         recent_message_id = (SELECT max(id) FROM messages WHERE channel_id = ${msg.channelId} AND is_deleted = 0 AND id <> ${msg.id})
       WHERE id = ${msg.channelId} AND ${live}`,
   ];
-  if (msg.replyTo != null) stmts.push(sql`UPDATE messages SET replies = max(replies - 1, 0) WHERE id = ${msg.replyTo} AND ${live}`);
+  if (msg.replyTo != null) stmts.push(sql`UPDATE messages SET replies = ${greatest(sql`replies - 1`, sql`0`)} WHERE id = ${msg.replyTo} AND ${live}`);
   stmts.push(
     sql`UPDATE messages SET is_deleted = 1 WHERE id = ${msg.id} AND is_deleted = 0`,
     sql`DELETE FROM message_facets WHERE message_id = ${msg.id}`,

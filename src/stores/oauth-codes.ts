@@ -1,5 +1,5 @@
 import { and, eq, gt } from "drizzle-orm";
-import { schema, type Db } from "./db";
+import { schema, type Db } from "../db";
 
 const { oauthCodes } = schema;
 

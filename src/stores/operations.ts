@@ -1,6 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { sha256Hex } from "../auth/crypto";
-import { schema, type Db } from "./db";
+import { schema, type Db } from "../db";
+import { first } from "../db/batch";
 
 const { operations } = schema;
 
@@ -27,7 +28,7 @@ export const newOperation = (
 ) => db.insert(operations).values({ status: "running", ...op }).returning();
 
 export async function getOperation(db: Db, id: string): Promise<OperationRecord | undefined> {
-  return db.select().from(operations).where(eq(operations.id, id)).get();
+  return db.select().from(operations).where(eq(operations.id, id)).then(first);
 }
 
 /** Ends a running operation (a query for a batch): `completed` or `dead`, with its detail. */

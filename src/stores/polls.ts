@@ -1,11 +1,12 @@
 import { and, asc, eq, getTableColumns, inArray, lte, ne, sql, type SQL } from "drizzle-orm";
 import type { Page } from "../http/pagination";
 import type { AppRecord } from "./apps";
-import { runBatch } from "./batch";
-import { schema, type Db } from "./db";
+import { runBatch } from "../db/batch";
+import { schema, type Db } from "../db";
 import { interactionWrites } from "./interactions";
 import { pageLimit, pageOrder, pageWhere } from "./page-sql";
 import { userViewColumns, type UserRecord, type UserView } from "./users";
+import { greatest, inList, lastId } from "../db/dialect";
 
 const { polls, pollOptions, pollResponses, users, apps } = schema;
 
@@ -36,7 +37,7 @@ const parsePositions = (v: unknown): number[] => {
 };
 
 /** `polls.id` is one of `ids`: one bound parameter however many ids (D1 caps parameters per query). */
-export const pollIdIn = (ids: number[]): SQL => sql`${polls.id} in (select value from json_each(${JSON.stringify(ids)}))`;
+export const pollIdIn = (ids: number[]): SQL => sql`${polls.id} in ${inList(ids)}`;
 
 /** Polls of `types` only (the token's extended `polls:<type>` scopes); null = every type. */
 const typeFilter = (types: string[] | null): SQL | undefined => (types ? inArray(polls.type, types.length ? types : [""]) : undefined);
@@ -232,14 +233,13 @@ export interface NewPoll {
 }
 
 /**
- * Creates a poll and its options atomically in one batch. The options find the poll's id as
- * `max(polls.id)`: ids only grow (AUTOINCREMENT) and a D1 batch runs as one serialized
- * transaction, so no other poll can come in between.
+ * Creates a poll and its options atomically in one batch. The options find the poll's id as the
+ * batch's last insert into polls (dialect `lastId`).
  */
 export async function createPoll(db: Db, values: NewPoll, options: string[]): Promise<PollRecord> {
   const [[poll]] = await db.batch([
     db.insert(polls).values(values).returning(),
-    db.insert(pollOptions).values(options.map((text, i) => ({ pollId: sql`(select max(id) from polls)`, position: i + 1, text }))),
+    db.insert(pollOptions).values(options.map((text, i) => ({ pollId: lastId("polls"), position: i + 1, text }))),
   ]);
   return poll;
 }
@@ -258,13 +258,14 @@ export async function setResponse(
   const open = sql`exists (select 1 from polls where id = ${r.pollId} and is_deleted = 0 and closed_at > ${r.at})`;
   const positions = JSON.stringify(r.positions);
   await runBatch(db, [
-    sql`update poll_options set respondents = max(respondents - 1, 0)
+    sql`update poll_options set respondents = ${greatest(sql`respondents - 1`, sql`0`)}
         where poll_id = ${r.pollId} and ${open}
-          and position in (select value from json_each((select positions from poll_responses where poll_id = ${r.pollId} and user_id = ${r.userId})))`,
-    sql`insert or replace into poll_responses (poll_id, user_id, positions, created_at)
+          and position in ${inList(sql`(select positions from poll_responses where poll_id = ${r.pollId} and user_id = ${r.userId})`)}`,
+    sql`delete from poll_responses where poll_id = ${r.pollId} and user_id = ${r.userId} and ${open}`,
+    sql`insert into poll_responses (poll_id, user_id, positions, created_at)
         select ${r.pollId}, ${r.userId}, ${positions}, ${r.at} where ${open}`,
     sql`update poll_options set respondents = respondents + 1
-        where poll_id = ${r.pollId} and ${open} and position in (select value from json_each(${positions}))`,
+        where poll_id = ${r.pollId} and ${open} and position in ${inList(positions)}`,
     ...(r.interaction
       ? interactionWrites({ userId: r.interaction.creatorId, action: "poll_response", objectId: r.pollId, actorId: r.userId, at: r.at, when: open })
       : []),

@@ -2,12 +2,14 @@ import { eq, getTableColumns, sql, type SQL } from "drizzle-orm";
 import { LIMITS, MORE_LIMITS } from "../config";
 import type { Page } from "../http/pagination";
 import type { TextResult } from "../text";
-import { schema, type Db } from "./db";
+import { schema, type Db } from "../db";
 import { interactionWrites } from "./interactions";
 import { markerWriteSql } from "./markers";
-import { aliasedFields, constraintFailed, mixedBatch } from "./mixed-batch";
+import { aliasedFields, first, mixedBatch, violates } from "../db/batch";
 import { pageLimit, pageOrder, pageWhere } from "./page-sql";
 import { userViewColumns, type UserView } from "./users";
+import { isPostgres } from "../db";
+import { int, jsonRows, lastId } from "../db/dialect";
 
 const { posts, users, apps, postRevisions } = schema;
 
@@ -95,7 +97,7 @@ export function toPostSet(rows: PostRows, order: (a: PostView, b: PostView) => n
 
 /** Posts the viewer has not hidden: authors (and reposted authors) they muted or that block either way. */
 function visibleTo(viewerId: number | null): SQL {
-  if (viewerId == null) return sql`1`;
+  if (viewerId == null) return sql`true`;
   const hidden = (author: SQL) => sql`(exists(select 1 from user_mutes vm where vm.user_id = ${viewerId} and vm.muted_id = ${author})
     or exists(select 1 from user_blocks vb where (vb.user_id = ${viewerId} and vb.blocked_id = ${author}) or (vb.user_id = ${author} and vb.blocked_id = ${viewerId})))`;
   return sql`not ${hidden(sql`${posts.userId}`)}
@@ -174,14 +176,14 @@ export async function readStream(
         : null;
   if (markerRead) {
     const [rows, marker, found] = await mixedBatch(db, [query, markerRead, subject ?? sql`select 1`] as const);
-    return { found: !subject || (found as unknown[]).length > 0, set: toPostSet(rows, order), markerRows: marker.results as Record<string, unknown>[] };
+    return { found: !subject || (found as unknown[]).length > 0, set: toPostSet(rows, order), markerRows: marker.results };
   }
   if (!subject) return { found: true, set: toPostSet(await query, order) };
   const [found, rows] = await mixedBatch(db, [subject, query] as const);
   return { found: found.length > 0, set: toPostSet(rows, order) };
 }
 
-const single = (id: number | SQL) => sql`select ${id} as id`;
+const single = (id: number | SQL) => sql`select ${typeof id === "number" ? int(id) : id} as id`;
 
 /** One post (and the original it reposts), one round trip. */
 export async function readPost(db: Db, id: number, viewerId: number | null): Promise<{ view: PostView; set: PostSet } | undefined> {
@@ -191,7 +193,7 @@ export async function readPost(db: Db, id: number, viewerId: number | null): Pro
 
 /** Posts by id, in the order asked, unknown ids skipped, at most the first 200 found. */
 export async function readPostsByIds(db: Db, ids: number[], viewerId: number | null): Promise<PostSet> {
-  const pageIds = sql`select pi.id as id from json_each(${JSON.stringify(ids)}) ji join posts pi on pi.id = ji.value
+  const pageIds = sql`select pi.id as id from ${jsonRows(ids, "ji")} join posts pi on pi.id = ji.value
     order by ji.key limit ${MORE_LIMITS.postsReturned}`;
   const position = new Map(ids.map((id, i) => [id, i]));
   return toPostSet(await postsQuery(db, viewerId, pageIds), (a, b) => position.get(a.post.id)! - position.get(b.post.id)!);
@@ -244,7 +246,7 @@ export async function getPostBasics(db: Db, id: number, viewerId: number): Promi
     })
     .from(posts)
     .where(eq(posts.id, id))
-    .get();
+    .then(first);
   if (!row) return undefined;
   const { targetUserId, targetDeleted, targetThreadId, ...rest } = row;
   return {
@@ -260,12 +262,15 @@ export async function getPostBasics(db: Db, id: number, viewerId: number): Promi
 // that fail on a constraint (NOT NULL fed a null, a primary key), which rolls the batch back:
 // counters can then be plain increments, exact under concurrency.
 
-/** The newest post of a user inside the batch that just inserted it (batches are serialized). */
-const newestOf = (userId: number) => sql`(select max(np.id) from posts np where np.user_id = ${userId})`;
+/**
+ * The post the batch just inserted for a user: on D1 (batches serialized) their newest post, on
+ * Postgres the posts sequence's value in this transaction.
+ */
+const newestOf = (userId: number) => (isPostgres ? lastId("posts") : sql`(select max(np.id) from posts np where np.user_id = ${userId})`);
 
 /** Ancestors of a post (itself included), walking reply_to up to the thread root. */
 const ancestors = (postId: number) =>
-  sql`with recursive anc(id) as (select ${postId} union select ap.reply_to from posts ap join anc on ap.id = anc.id where ap.reply_to is not null)`;
+  sql`with recursive anc(id) as (select ${int(postId)} union select ap.reply_to from posts ap join anc on ap.id = anc.id where ap.reply_to is not null)`;
 
 const mentionIds = (text: TextResult) => JSON.stringify([...new Set(text.entities.mentions.map((m) => Number(m.id)))]);
 
@@ -294,16 +299,16 @@ export async function createPost(db: Db, p: NewPost): Promise<CreateResult> {
   const writes: SQL[] = [
     // NOT NULL on user_id fails a duplicate, on thread_id a reply to a missing or deleted post.
     sql`insert into posts (user_id, app_id, thread_id, reply_to, text, html, entities, is_nsfw, raw, created_at, revised_at)
-      select case when ${duplicate} then null else ${p.userId} end, ${p.appId}, ${threadId}, ${p.replyTo?.id ?? null},
+      select case when ${duplicate} then null else ${int(p.userId)} end, ${p.appId}, ${threadId}, ${p.replyTo?.id ?? null},
         ${p.text.text}, ${p.text.html}, ${JSON.stringify(p.text.entities)}, ${p.isNsfw ? 1 : 0},
         ${p.raw === undefined ? null : JSON.stringify(p.raw)}, ${p.at}, ${p.at}`,
   ];
   if (!p.replyTo || p.sentinel) {
-    const fixId = p.sentinel ? sql`, html = replace(html, ${p.sentinel}, id), entities = replace(entities, ${p.sentinel}, id)` : sql``;
+    const fixId = p.sentinel ? sql`, html = replace(html, ${p.sentinel}, CAST(id AS TEXT)), entities = replace(entities, ${p.sentinel}, CAST(id AS TEXT))` : sql``;
     writes.push(sql`update posts set thread_id = case when thread_id = 0 then id else thread_id end ${fixId} where id = ${id}`);
   }
   if (p.text.entities.mentions.length) {
-    writes.push(sql`insert or ignore into post_mentions (post_id, user_id) select ${id}, value from json_each(${mentionIds(p.text)})`);
+    writes.push(sql`insert into post_mentions (post_id, user_id) select ${id}, j.value from ${jsonRows(mentionIds(p.text), "j")} where true on conflict do nothing`);
   }
   writes.push(sql`update users set posts = posts + 1 where id = ${p.userId}`);
   if (p.replyTo) {
@@ -321,8 +326,8 @@ export async function createPost(db: Db, p: NewPost): Promise<CreateResult> {
     const set = toPostSet(results[results.length - 1] as PostRows);
     return { ok: true, set, view: set.page[0] };
   } catch (err) {
-    if (constraintFailed(err, /NOT NULL constraint failed: posts\.user_id/)) return { ok: false, reason: "duplicate" };
-    if (constraintFailed(err, /NOT NULL constraint failed: posts\.thread_id/)) return { ok: false, reason: "reply_to" };
+    if (violates(err, "posts", "user_id")) return { ok: false, reason: "duplicate" };
+    if (violates(err, "posts", "thread_id")) return { ok: false, reason: "reply_to" };
     throw err;
   }
 }
@@ -350,15 +355,16 @@ export async function revisePost(db: Db, r: Revision): Promise<{ set: PostSet; v
     sql`delete from post_mentions where post_id = ${r.postId}`,
   ];
   if (r.text.entities.mentions.length) {
-    writes.push(sql`insert or ignore into post_mentions (post_id, user_id)
-      select ${r.postId}, value from json_each(${mentionIds(r.text)}) where exists(select 1 from posts where id = ${r.postId} and is_deleted = 0)`);
+    writes.push(sql`insert into post_mentions (post_id, user_id)
+      select ${r.postId}, j.value from ${jsonRows(mentionIds(r.text), "j")} where exists(select 1 from posts where id = ${r.postId} and is_deleted = 0)
+      on conflict do nothing`);
   }
   try {
     const results = await mixedBatch(db, [...writes, postsQuery(db, r.viewerId, single(r.postId))]);
     const set = toPostSet(results[results.length - 1] as PostRows);
     return set.page[0] ? { set, view: set.page[0] } : null;
   } catch (err) {
-    if (constraintFailed(err, /UNIQUE constraint failed: post_revisions/)) return null;
+    if (violates(err, "post_revisions")) return null;
     throw err;
   }
 }
@@ -401,8 +407,8 @@ export async function createRepost(
   const writes: SQL[] = [
     // NOT NULL on user_id fails when already reposted, on app_id when the original is deleted.
     sql`insert into posts (user_id, app_id, thread_id, repost_of, created_at, revised_at)
-      select case when exists(select 1 from posts e where e.repost_of = ${r.target.id} and e.user_id = ${r.userId}) then null else ${r.userId} end,
-        case when exists(select 1 from posts o where o.id = ${r.target.id} and o.is_deleted = 0) then ${r.appId} else null end,
+      select case when exists(select 1 from posts e where e.repost_of = ${r.target.id} and e.user_id = ${r.userId}) then null else ${int(r.userId)} end,
+        case when exists(select 1 from posts o where o.id = ${r.target.id} and o.is_deleted = 0) then ${int(r.appId)} else null end,
         0, ${r.target.id}, ${r.at}, ${r.at}`,
     sql`update posts set thread_id = id where id = ${id}`,
     sql`update posts set reposts = reposts + 1 where id = ${r.target.id}`,
@@ -414,8 +420,8 @@ export async function createRepost(
     const set = toPostSet(results[results.length - 1] as PostRows);
     return { ok: true, repost: set.page[0], original: set.byId.get(r.target.id)!, set };
   } catch (err) {
-    if (constraintFailed(err, /NOT NULL constraint failed: posts\.user_id/)) return { ok: false, reason: "already" };
-    if (constraintFailed(err, /NOT NULL constraint failed: posts\.app_id/)) return { ok: false, reason: "deleted" };
+    if (violates(err, "posts", "user_id")) return { ok: false, reason: "already" };
+    if (violates(err, "posts", "app_id")) return { ok: false, reason: "deleted" };
     throw err;
   }
 }
@@ -459,7 +465,7 @@ export async function addBookmark(db: Db, b: { userId: number; target: { id: num
     const set = toPostSet(results[results.length - 1] as PostRows);
     return { ok: true, view: set.page[0], set };
   } catch (err) {
-    if (constraintFailed(err, /UNIQUE constraint failed: bookmarks/)) return { ok: false };
+    if (violates(err, "bookmarks")) return { ok: false };
     throw err;
   }
 }

@@ -1,5 +1,6 @@
 import { and, desc, eq, gt, lte } from "drizzle-orm";
-import { schema, type Db } from "./db";
+import { schema, type Db } from "../db";
+import { first } from "../db/batch";
 
 const { presence, users } = schema;
 
@@ -50,7 +51,7 @@ export async function getPresence(db: Db, userId: number, now: number): Promise<
     .from(users)
     .leftJoin(presence, eq(presence.userId, users.id))
     .where(eq(users.id, userId))
-    .get();
+    .then(first);
   if (!row) return undefined;
   const { expiresAt, isDisabled, ...rest } = row;
   return { ...rest, presence: !isDisabled && expiresAt != null && expiresAt > now ? rest.presence : null };

@@ -1,11 +1,12 @@
-import type { Db } from "./db";
+import { sql } from "drizzle-orm";
+import type { Db } from "../db";
+import { runBatch } from "../db/batch";
 
 /** Network statistics for GET /sys/stats, read in one batch. */
 export async function readStats(db: Db, nowSeconds: number, activeDays = 30) {
   const since = new Date((nowSeconds - (activeDays - 1) * 86400) * 1000).toISOString().slice(0, 10);
-  const d1 = db.$client;
-  const [totalsRes, activeRes] = await d1.batch([
-    d1.prepare(`select
+  const [totalsRes, activeRes] = await runBatch(db, [
+    sql`select
       (select count(*) from apps) as clients_created,
       (select count(*) from apps where is_public = 1 and deleted_at is null) as clients_public,
       (select min(created_at) from users) as first_at,
@@ -15,8 +16,8 @@ export async function readStats(db: Db, nowSeconds: number, activeDays = 30) {
       (select count(*) from posts) as posts_created,
       (select count(*) from users) as users_created,
       (select count(*) from users where is_disabled = 1) as users_disabled,
-      (select count(*) from presence where expires_at > ?1) as users_present`).bind(nowSeconds),
-    d1.prepare("select day, count(*) as n from user_activity where day >= ?1 group by day order by day").bind(since),
+      (select count(*) from presence where expires_at > ${nowSeconds}) as users_present`,
+    sql`select day, count(*) as n from user_activity where day >= ${since} group by day order by day`,
   ]);
   const t = totalsRes.results[0] as Record<string, number | null>;
   const active = activeRes.results as { day: string; n: number }[];

@@ -1,6 +1,7 @@
-import { inArray, sql } from "drizzle-orm";
-import { statement } from "./batch";
-import { schema, type Db } from "./db";
+import { inArray, sql, type SQL } from "drizzle-orm";
+import { runOne } from "../db/batch";
+import { inList, jsonArrayAgg } from "../db/dialect";
+import { schema, type Db } from "../db";
 
 const { streamSubscriptions } = schema;
 
@@ -24,12 +25,12 @@ export async function deleteConnectionSubscriptions(db: Db, connectionIds: strin
 
 /** Forgets a user's rows whose connection is gone (a socket lost without a close event). */
 export async function pruneUserSubscriptions(db: Db, userId: number, liveConnectionIds: string[]): Promise<void> {
-  await statement(
+  await runOne(
     db,
     sql`DELETE FROM stream_subscriptions
-        WHERE endpoint IN (SELECT value FROM json_each(${JSON.stringify(STREAM_ENDPOINTS)})) AND user_id = ${userId}
-          AND connection_id NOT IN (SELECT value FROM json_each(${JSON.stringify(liveConnectionIds)}))`,
-  ).run();
+        WHERE endpoint IN ${inList(STREAM_ENDPOINTS, "text")} AND user_id = ${userId}
+          AND connection_id NOT IN ${inList(liveConnectionIds, "text")}`,
+  );
 }
 
 // Routing: each function below is ONE indexed statement that finds the live subscriptions an
@@ -46,69 +47,54 @@ const notHiddenFrom = (authorId: number) => sql`
  * `posts_unified`) of the author and their followers, and the mention streams (`mentions`,
  * `posts_unified`) of the mentioned users; muted and blocked users left out.
  */
-export function postRecipients(db: Db, authorId: number, mentionIds: number[]): D1PreparedStatement {
-  return statement(
-    db,
-    sql`SELECT s.id, s.connection_id, s.user_id FROM stream_subscriptions s
+export function postRecipients(authorId: number, mentionIds: number[]): SQL {
+  return sql`SELECT s.id, s.connection_id, s.user_id FROM stream_subscriptions s
         WHERE s.endpoint IN ('posts_me', 'posts_unified')
           AND (s.user_id = ${authorId} OR s.user_id IN (SELECT follower_id FROM follows WHERE followed_id = ${authorId}))
           AND ${notHiddenFrom(authorId)}
         UNION
         SELECT s.id, s.connection_id, s.user_id FROM stream_subscriptions s
         WHERE s.endpoint IN ('mentions', 'posts_unified')
-          AND s.user_id IN (SELECT value FROM json_each(${JSON.stringify(mentionIds)}))
-          AND ${notHiddenFrom(authorId)}`,
-  );
+          AND s.user_id IN ${inList(mentionIds)}
+          AND ${notHiddenFrom(authorId)}`;
 }
 
 /** Subscriptions to one channel's messages. */
-export function channelRecipients(db: Db, channelId: number): D1PreparedStatement {
-  return statement(
-    db,
-    sql`SELECT id, connection_id, user_id FROM stream_subscriptions
-        WHERE channel_id = ${channelId} AND endpoint = 'channel_messages'`,
-  );
+export function channelRecipients(channelId: number): SQL {
+  return sql`SELECT id, connection_id, user_id FROM stream_subscriptions
+        WHERE channel_id = ${channelId} AND endpoint = 'channel_messages'`;
 }
 
 /** One user's subscriptions to `endpoint` (only those made through `appId`'s connections when given). */
-export function ownerRecipients(db: Db, endpoint: StreamEndpoint, userId: number, appId?: number): D1PreparedStatement {
-  return statement(
-    db,
-    sql`SELECT id, connection_id, user_id FROM stream_subscriptions
-        WHERE endpoint = ${endpoint} AND user_id = ${userId} ${appId === undefined ? sql`` : sql`AND app_id = ${appId}`}`,
-  );
+export function ownerRecipients(endpoint: StreamEndpoint, userId: number, appId?: number): SQL {
+  return sql`SELECT id, connection_id, user_id FROM stream_subscriptions
+        WHERE endpoint = ${endpoint} AND user_id = ${userId} ${appId === undefined ? sql`` : sql`AND app_id = ${appId}`}`;
 }
 
 /** Every subscription to `endpoint` (presence: the online list is everyone's). */
-export function endpointRecipients(db: Db, endpoint: StreamEndpoint): D1PreparedStatement {
-  return statement(db, sql`SELECT id, connection_id, user_id FROM stream_subscriptions WHERE endpoint = ${endpoint}`);
+export function endpointRecipients(endpoint: StreamEndpoint): SQL {
+  return sql`SELECT id, connection_id, user_id FROM stream_subscriptions WHERE endpoint = ${endpoint}`;
 }
 
 // App stream audiences of private events: one row `{apps}`, a JSON array of app ids, or null
 // for "every app" (no row: nobody).
 
 /** The apps that the given users have authorized. */
-export function appsAuthorizedBy(db: Db, userIds: number[]): D1PreparedStatement {
-  return statement(
-    db,
-    sql`SELECT json_group_array(DISTINCT app_id) AS apps FROM authorizations
-        WHERE user_id IN (SELECT value FROM json_each(${JSON.stringify(userIds)}))`,
-  );
+export function appsAuthorizedBy(userIds: number[]): SQL {
+  return sql`SELECT ${jsonArrayAgg(sql`app_id`, true)} AS apps FROM authorizations
+        WHERE user_id IN ${inList(userIds)}`;
 }
 
 /**
  * Who may hear of a channel's events: every app when anyone may read the channel, otherwise
  * the apps authorized by its owner, ACL members and subscribers.
  */
-export function channelAudience(db: Db, channelId: number): D1PreparedStatement {
-  return statement(
-    db,
-    sql`SELECT CASE WHEN c.read_public OR c.read_any_user THEN NULL ELSE (
-          SELECT json_group_array(DISTINCT a.app_id) FROM authorizations a WHERE a.user_id IN (
+export function channelAudience(channelId: number): SQL {
+  return sql`SELECT CASE WHEN c.read_public = 1 OR c.read_any_user = 1 THEN NULL ELSE (
+          SELECT ${jsonArrayAgg(sql`a.app_id`, true)} FROM authorizations a WHERE a.user_id IN (
             SELECT c.owner_id
             UNION SELECT user_id FROM channel_acl WHERE channel_id = c.id
             UNION SELECT user_id FROM subscriptions WHERE channel_id = c.id)
         ) END AS apps
-        FROM channels c WHERE c.id = ${channelId}`,
-  );
+        FROM channels c WHERE c.id = ${channelId}`;
 }

@@ -1,5 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
-import { schema, type Db } from "./db";
+import { schema, type Db } from "../db";
+import { first } from "../db/batch";
 
 const { tokens, apps, users, authorizations, userActivity } = schema;
 
@@ -13,7 +14,7 @@ export async function findToken(db: Db, tokenHash: string) {
     .innerJoin(apps, eq(apps.id, tokens.appId))
     .leftJoin(users, eq(users.id, tokens.userId))
     .where(eq(tokens.tokenHash, tokenHash))
-    .get();
+    .then(first);
 }
 
 /** Issues a token; a user token also records the user's authorization of the app. */

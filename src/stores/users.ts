@@ -1,5 +1,6 @@
 import { eq, getTableColumns, inArray, sql } from "drizzle-orm";
-import { schema, type Db } from "./db";
+import { schema, type Db } from "../db";
+import { first } from "../db/batch";
 
 const { users } = schema;
 
@@ -36,7 +37,7 @@ export async function getUser(db: Db, id: number, viewerId: number | null): Prom
 }
 
 export async function findByUsername(db: Db, username: string): Promise<UserRecord | undefined> {
-  return db.select().from(users).where(eq(users.username, username.toLowerCase())).get();
+  return db.select().from(users).where(eq(users.username, username.toLowerCase())).then(first);
 }
 
 /** Users named in a text, keyed by lowercase username (one query for all mentions). */
@@ -72,5 +73,5 @@ export async function createUser(db: Db, u: NewUser): Promise<UserRecord | undef
 
 /** One indexed primary-key read (the benchmark's read floor). */
 export async function userExists(db: Db, id: number): Promise<boolean> {
-  return (await db.select({ id: users.id }).from(users).where(eq(users.id, id)).get()) !== undefined;
+  return (await db.select({ id: users.id }).from(users).where(eq(users.id, id)).then(first)) !== undefined;
 }

@@ -1,9 +1,10 @@
 import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { openDb } from "../../src/stores/db";
+import { openDb } from "../../src/db";
 import { runFileDelete } from "../../src/services/file-delete";
 import { actor, appToken, call, makeApp, makeUser, userToken } from "../helpers";
 import * as fx from "../fixtures/media";
+import { DB } from "../db";
 
 const T0 = 1_900_000_000; // the injectable clock's start for time-window tests
 const LIFETIME = 3600; // FILE_URL_LIFETIME_SECONDS
@@ -39,7 +40,7 @@ async function fetchRaw(url: string, opts: { now?: number; headers?: Record<stri
 
 const storageOf = async (token: string) => (await call("GET", "/token", { token })).body.data.storage.available as number;
 
-const dbRow = (sql: string, ...params: unknown[]) => env.DB.prepare(sql).bind(...params).first<Record<string, any>>();
+const dbRow = (sql: string, ...params: unknown[]) => DB.prepare(sql).bind(...params).first<Record<string, any>>();
 
 async function waitForOp(token: string, url: string) {
   for (let i = 0; i < 100; i++) {
@@ -401,7 +402,7 @@ describe("limits: sizes (413) and the storage quota (507)", () => {
     // fill the quota up to 100 bytes below its end
     const used = (await dbRow("select storage_used from users where id = ?", Number(user.id)))!.storage_used;
     const quota = before + 0; // available == quota - used before the upload
-    await env.DB.prepare("update users set storage_used = ? where id = ?").bind(quota - 100, Number(user.id)).run();
+    await DB.prepare("update users set storage_used = ? where id = ?").bind(quota - 100, Number(user.id)).run();
     const res = await upload(token, fx.png.length > 100 ? fx.png : fx.gif);
     expect([res.status, res.body.meta.error_message]).toEqual([507, expect.stringMatching(/storage quota/)]);
     const ph = (await call("POST", "/files", { token, json: { type: "com.example.test", kind: "image" } })).body.data;
@@ -412,7 +413,7 @@ describe("limits: sizes (413) and the storage quota (507)", () => {
     expect((await dbRow("select storage_used from users where id = ?", Number(user.id)))!.storage_used).toBe(quota - 100);
     const ids = (await call("GET", "/users/me/files?include_incomplete=0", { token })).body.data.map((x: any) => x.id);
     expect(ids).toEqual([f.id]);
-    await env.DB.prepare("update users set storage_used = ? where id = ?").bind(used, Number(user.id)).run();
+    await DB.prepare("update users set storage_used = ? where id = ?").bind(used, Number(user.id)).run();
   });
 });
 
@@ -643,9 +644,9 @@ describe("DELETE /files?ids= and the file_delete operation", () => {
     const f = await uploadOk(token, fx.png);
     const key = (await dbRow("select storage_key from files where id = ?", Number(f.id)))!.storage_key;
     const opId = crypto.randomUUID();
-    await env.DB.prepare("insert into operations (id, type, status, user_id, created_at) values (?, 'file_delete', 'running', ?, ?)").bind(opId, Number(user.id), T0).run();
+    await DB.prepare("insert into operations (id, type, status, user_id, created_at) values (?, 'file_delete', 'running', ?, ?)").bind(opId, Number(user.id), T0).run();
     const failingBucket = { delete: () => Promise.reject(new Error("R2 unavailable")) };
-    await runFileDelete({ db: openDb(env.DB), bucket: failingBucket, kv: env.KV, clock: () => T0 + 3 }, { opId, userId: Number(user.id), fileIds: [Number(f.id)] });
+    await runFileDelete({ db: openDb(env), bucket: failingBucket, kv: env.KV, clock: () => T0 + 3 }, { opId, userId: Number(user.id), fileIds: [Number(f.id)] });
     const op = (await call("GET", `/sys/ops/${opId}`, { token })).body.data;
     expect(op).toMatchObject({ status: "dead", ended_at: iso(T0 + 3) });
     const detail = JSON.parse((await dbRow("select detail from operations where id = ?", opId))!.detail);
@@ -657,13 +658,10 @@ describe("DELETE /files?ids= and the file_delete operation", () => {
     const { token, user } = await actor("files");
     const f = await uploadOk(token, fx.png);
     const opId = crypto.randomUUID();
-    await env.DB.prepare("insert into operations (id, type, status, user_id, created_at) values (?, 'file_delete', 'running', ?, ?)").bind(opId, Number(user.id), T0).run();
-    const brokenD1 = {
-      prepare: (q: string) => env.DB.prepare(q),
-      batch: () => Promise.reject(new Error("D1 unavailable")),
-      exec: (q: string) => env.DB.exec(q),
-    } as unknown as D1Database;
-    await runFileDelete({ db: openDb(brokenD1), bucket: env.FILES, kv: env.KV, clock: () => T0 + 1 }, { opId, userId: Number(user.id), fileIds: [Number(f.id)] });
+    await DB.prepare("insert into operations (id, type, status, user_id, created_at) values (?, 'file_delete', 'running', ?, ?)").bind(opId, Number(user.id), T0).run();
+    const db = openDb(env);
+    const broken = Object.assign(Object.create(db), { exec: { ...db.exec, batch: () => Promise.reject(new Error("database unavailable")) } });
+    await runFileDelete({ db: broken, bucket: env.FILES, kv: env.KV, clock: () => T0 + 1 }, { opId, userId: Number(user.id), fileIds: [Number(f.id)] });
     expect((await call("GET", `/sys/ops/${opId}`, { token })).body.data).toMatchObject({ status: "dead", ended_at: iso(T0 + 1) });
     const detail = JSON.parse((await dbRow("select detail from operations where id = ?", opId))!.detail);
     expect(detail.files).toEqual({ [f.id]: "not_deleted" });

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { actor, appToken, call, makeApp, makeUser, userToken } from "../helpers";
+import { DB } from "../db";
 
 // The social graph: follow, mute, block (issue 4).
 
@@ -28,7 +29,7 @@ describe("follow", { timeout: 60_000 }, () => {
   it("records a follow as an interaction for the followed user", async () => {
     const [a, b] = await Promise.all([actor(SCOPES), actor(SCOPES)]);
     await call("PUT", `/users/${b.user.id}/follow`, { token: a.token });
-    const row = await env.DB.prepare(
+    const row = await DB.prepare(
       "select g.object_id, e.actor_id from interaction_groups g join interaction_events e on e.group_id = g.id where g.action = 'follow' and g.user_id = ?",
     )
       .bind(Number(b.user.id))
@@ -66,7 +67,7 @@ describe("follow", { timeout: 60_000 }, () => {
     );
     await Promise.all(fans.flatMap((f) => [1, 2].map(() => call("PUT", `/users/${star.user.id}/follow`, { token: f.token }))));
     expect((await user(star.user.id)).counts.followers).toBe(12);
-    const row = await env.DB.prepare("select count(*) as n from follows where followed_id = ?").bind(Number(star.user.id)).first();
+    const row = await DB.prepare("select count(*) as n from follows where followed_id = ?").bind(Number(star.user.id)).first();
     expect(row).toEqual({ n: 12 });
     await Promise.all(fans.flatMap((f) => [1, 2].map(() => call("DELETE", `/users/${star.user.id}/follow`, { token: f.token }))));
     expect((await user(star.user.id)).counts.followers).toBe(0);

@@ -1,10 +1,12 @@
 import { env } from "cloudflare:test";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { runBatch } from "../../src/stores/batch";
-import { openDb } from "../../src/stores/db";
+import { runBatch } from "../../src/db/batch";
+import { openDb } from "../../src/db";
 import { interactionWrites } from "../../src/stores/interactions";
 import { actor, appToken, call, makeApp, uniqueName } from "../helpers";
+import { DB } from "../db";
+import { jsonRows } from "../../src/db/dialect";
 
 // GET /users/me/interactions (issue 7, decisions §11): items recorded at write time by bookmarks,
 // reposts, replies, follows and poll responses, merged per (action, object) while each new event
@@ -287,10 +289,10 @@ describe("GET /users/me/interactions", () => {
     const me = await actor(SCOPES);
     // 60 followers straight into the database (logging 60 users in through OAuth is slow), their
     // follows recorded by the same interactionWrites the follow endpoint batches.
-    const db = openDb(env.DB);
+    const db = openDb(env);
     const names = Array.from({ length: 60 }, () => uniqueName("fan"));
     const rows = await runBatch(db, [
-      sql`INSERT INTO users (username, password_hash, created_at) SELECT value, 'x', ${t0} FROM json_each(${JSON.stringify(names)}) RETURNING id`,
+      sql`INSERT INTO users (username, password_hash, created_at) SELECT j.value, 'x', ${t0} FROM ${jsonRows(names, "j", "text")} RETURNING id`,
     ]);
     const fans = (rows[0].results as { id: number }[]).map((r) => r.id).sort((a, b) => a - b);
     for (let i = 0; i < fans.length; i++) {

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { actor, appToken, call, makeApp, makeUser, userToken } from "../helpers";
+import { DB } from "../db";
 
 // Writes carry an advancing test clock: each token may write 20 times a minute (decisions §9).
 let clock = Math.floor(Date.now() / 1000);
@@ -298,7 +299,7 @@ describe("private messages", () => {
     expect((await call("POST", "/channels/pm/messages", { token: pmOnly, json: { text: "x", destinations: [b.id] }, now: tick() })).status).toBe(201);
 
     const blocker = await actor("messages");
-    await env.DB.prepare("INSERT INTO user_blocks (user_id, blocked_id, created_at) VALUES (?, ?, 0)").bind(Number(blocker.user.id), Number(a.user.id)).run();
+    await DB.prepare("INSERT INTO user_blocks (user_id, blocked_id, created_at) VALUES (?, ?, 0)").bind(Number(blocker.user.id), Number(a.user.id)).run();
     await bad({ text: "x", destinations: [blocker.user.id] }, 403, /does not accept/);
   });
 });
@@ -315,7 +316,7 @@ describe("POST /channels/{id}/messages/{message_id}/report", () => {
     expect(form.body.data.id).toBe(m.id);
     const json = await call("POST", `/channels/${ch.id}/messages/${m.id}/report`, { token: r.token, json: { reason: "nsfw" }, now: tick() });
     expect(json.status).toBe(201);
-    const rows = await env.DB.prepare("SELECT channel_id, reporter_id, reason FROM reports WHERE message_id = ? ORDER BY id").bind(Number(m.id)).all();
+    const rows = await DB.prepare("SELECT channel_id, reporter_id, reason FROM reports WHERE message_id = ? ORDER BY id").bind(Number(m.id)).all();
     expect(rows.results).toEqual([
       { channel_id: Number(ch.id), reporter_id: Number(r.user.id), reason: "soliciting" },
       { channel_id: Number(ch.id), reporter_id: Number(r.user.id), reason: "nsfw" },
@@ -342,7 +343,7 @@ describe("POST /channels/{id}/messages/{message_id}/report", () => {
     expect((await report(b.token, { reason: "account_type" })).status).toBe(201);
     await call("DELETE", `/channels/${pm.channel_id}/messages/${pm.id}`, { token: a.token, now: tick() });
     expect((await report(b.token, { reason: "nsfw" })).status).toBe(404);
-    const rows = await env.DB.prepare("SELECT reporter_id, reason FROM reports WHERE message_id = ?").bind(Number(pm.id)).all();
+    const rows = await DB.prepare("SELECT reporter_id, reason FROM reports WHERE message_id = ?").bind(Number(pm.id)).all();
     expect(rows.results).toEqual([{ reporter_id: Number(b.user.id), reason: "account_type" }]);
   });
 });

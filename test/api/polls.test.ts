@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import { renderPollEvent } from "../../src/views/poll";
 import type { LoadedPoll } from "../../src/stores/polls";
 import { actor, appToken, call, makeApp, makeUser, openStream, userToken, type TestApp } from "../helpers";
+import { DB } from "../db";
 
 /** The test clock starts at real time, so alarms the polls arm do not fire during the run. */
 const T0 = Math.floor(Date.now() / 1000);
@@ -279,7 +280,7 @@ describe("PUT /polls/{id}/response", () => {
     await respond(voter.token, poll.id, [1]);
     await respond(voter.token, poll.id, [2], { now: T0 + 30 }); // a change is not a new interaction
     await respond(creator.token, poll.id, [1]); // nor is the creator's own response
-    const rows = await env.DB.prepare(
+    const rows = await DB.prepare(
       `select g.action, g.object_id, e.actor_id from interaction_groups g join interaction_events e on e.group_id = g.id
        where g.user_id = ? order by e.id`,
     )
@@ -391,15 +392,15 @@ describe("GET /polls?ids=", () => {
 
   it(`returns at most the first 100 found`, async () => {
     const creator = await actor("polls");
-    const app = await env.DB.prepare("select id from apps where client_id = ?").bind(creator.app.client_id).first<{ id: number }>();
+    const app = await DB.prepare("select id from apps where client_id = ?").bind(creator.app.client_id).first<{ id: number }>();
     const inserts = Array.from({ length: 105 }, (_, i) =>
-      env.DB.prepare(
+      DB.prepare(
         `insert into polls (user_id, app_id, type, prompt, is_anonymous, is_public, max_options, poll_token, created_at, closed_at)
          values (?, ?, 'com.example.poll', ?, 1, 1, 1, 'tok', ?, ?) returning id`,
       ).bind(Number(creator.user.id), app!.id, `seeded ${i}`, T0, T0 + DAY),
     );
-    const ids = (await env.DB.batch<{ id: number }>(inserts)).map((r) => r.results[0].id);
-    await env.DB.batch(ids.flatMap((id) => [1, 2].map((pos) => env.DB.prepare("insert into poll_options (poll_id, position, text) values (?, ?, ?)").bind(id, pos, `o${pos}`))));
+    const ids = (await DB.batch<{ id: number }>(inserts)).map((r) => r.results[0].id);
+    await DB.batch(ids.flatMap((id) => [1, 2].map((pos) => DB.prepare("insert into poll_options (poll_id, position, text) values (?, ?, ?)").bind(id, pos, `o${pos}`))));
     const reader = await other(creator.app);
     const asked = ["999999998", ...ids.map(String).reverse()];
     const res = await call("GET", `/polls?ids=${asked.join(",")}`, { token: reader.token, now: T0 + 5 });

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { actor, appToken, call, makeApp, makeUser, userToken } from "../helpers";
+import { DB } from "../db";
 
 // Posts: create, revise, delete, repost, bookmark, lookups and streams (issue 4).
 
@@ -142,10 +143,10 @@ describe("POST /posts", { timeout: 60_000 }, () => {
   it("sets the personal marker with update_marker=1", async () => {
     const c = await actor(SCOPES);
     const p = await post(c, "mark me", {}, undefined, "?update_marker=1");
-    const row = await env.DB.prepare("select position, last_read_id from markers where user_id = ? and name = 'personal'").bind(Number(c.user.id)).first();
+    const row = await DB.prepare("select position, last_read_id from markers where user_id = ? and name = 'personal'").bind(Number(c.user.id)).first();
     expect(row).toEqual({ position: Number(p.id), last_read_id: Number(p.id) });
     const q = await post(c, "mark me again", {}, undefined, "?update_marker=1");
-    const row2 = await env.DB.prepare("select position from markers where user_id = ? and name = 'personal'").bind(Number(c.user.id)).first();
+    const row2 = await DB.prepare("select position from markers where user_id = ? and name = 'personal'").bind(Number(c.user.id)).first();
     expect(row2).toEqual({ position: Number(q.id) });
   });
 });
@@ -179,7 +180,7 @@ describe("replies and threads", { timeout: 60_000 }, () => {
     expect(ids(await call("GET", `/posts/${root.id}/thread`))).not.toContain(r2.id);
 
     // A reply is recorded as an interaction for the author replied to (not for one's own post).
-    const rows = await env.DB.prepare(
+    const rows = await DB.prepare(
       "select g.user_id, g.action, g.object_id, e.actor_id from interaction_groups g join interaction_events e on e.group_id = g.id where g.object_id in (?, ?) and g.action = 'reply' order by e.id",
     )
       .bind(Number(root.id), Number(r1.id))
@@ -338,7 +339,7 @@ describe("reposts", { timeout: 60_000 }, () => {
     const [a, b] = await Promise.all([actor(SCOPES), actor(SCOPES)]);
     const p = await post(a, "interactive");
     await call("PUT", `/posts/${p.id}/repost`, { token: b.token });
-    const row = await env.DB.prepare(
+    const row = await DB.prepare(
       "select g.user_id, e.actor_id from interaction_groups g join interaction_events e on e.group_id = g.id where g.action = 'repost' and g.object_id = ?",
     )
       .bind(Number(p.id))
@@ -369,7 +370,7 @@ describe("bookmarks", { timeout: 60_000 }, () => {
     expect(deleted.status).toBe(200);
     expect(deleted.body.data).toMatchObject({ is_deleted: true, you_bookmarked: true, counts: { bookmarks: 1 } });
     expect((await call("PUT", "/posts/999999999999/bookmark", { token: b.token })).status).toBe(404);
-    const row = await env.DB.prepare("select count(*) as n from interaction_groups where action = 'bookmark' and object_id = ? and user_id = ?")
+    const row = await DB.prepare("select count(*) as n from interaction_groups where action = 'bookmark' and object_id = ? and user_id = ?")
       .bind(Number(p.id), Number(a.user.id))
       .first();
     expect(row).toEqual({ n: 1 });
@@ -407,7 +408,7 @@ describe("bookmarks", { timeout: 60_000 }, () => {
     const now = (await call("GET", `/posts/${p.id}`)).body.data;
     expect(now.counts.bookmarks).toBe(16);
     expect(now.counts.reposts).toBe(16);
-    const rows = await env.DB.prepare(
+    const rows = await DB.prepare(
       "select (select count(*) from bookmarks where post_id = ?1) as bookmarks, (select count(*) from posts where repost_of = ?1) as reposts",
     )
       .bind(Number(p.id))
@@ -610,21 +611,21 @@ describe("one database round trip per read", { timeout: 60_000 }, () => {
     // 12 authors (each with an app of their own) with 17 posts each: 204 posts, written straight
     // into the database (the volume is what matters here), then 24 reposts through the API.
     const authors = await Promise.all(Array.from({ length: 12 }, () => actor(SCOPES)));
-    const apps = await env.DB.prepare(`select id, client_id from apps where client_id in (${authors.map(() => "?").join(",")})`)
+    const apps = await DB.prepare(`select id, client_id from apps where client_id in (${authors.map(() => "?").join(",")})`)
       .bind(...authors.map((w) => w.app.client_id))
       .all<{ id: number; client_id: string }>();
     const appOf = new Map(apps.results.map((r) => [r.client_id, r.id]));
     const at = Math.floor(Date.now() / 1000);
-    const insert = env.DB.prepare(
+    const insert = DB.prepare(
       `insert into posts (user_id, app_id, thread_id, text, html, entities, created_at, revised_at)
        values (?, ?, 0, ?, ?, '{"links":[],"mentions":[],"tags":[]}', ?, ?) returning id`,
     );
-    const rows = await env.DB.batch(
+    const rows = await DB.batch(
       authors.flatMap((w, i) =>
         Array.from({ length: 17 }, (_, k) => insert.bind(Number(w.user.id), appOf.get(w.app.client_id)!, `bulk ${i}/${k}`, `<span>bulk ${i}/${k}</span>`, at, at)),
       ),
     );
-    await env.DB.prepare("update posts set thread_id = id where thread_id = 0").run();
+    await DB.prepare("update posts set thread_id = id where thread_id = 0").run();
     const ids17 = rows.map((r) => String((r.results[0] as { id: number }).id));
     const perAuthor = authors.map((_, i) => ids17.slice(i * 17, i * 17 + 17));
     all = perAuthor.flat();

@@ -5,6 +5,7 @@ import { sha256Hex } from "../../src/auth/crypto";
 import { LIMITS } from "../../src/config";
 import type { RateLimiter } from "../../src/objects/rate-limiter";
 import { actor, call, makeApp, makeUser, randomIp, type ApiResponse, type CallOptions } from "../helpers";
+import { DB } from "../db";
 
 const { anonymous, authorized, seconds_banned: BAN } = LIMITS.rate_limit;
 /** A fixed clock far from the real one: every window below is driven by X-Test-Now. */
@@ -186,7 +187,7 @@ describe("authenticated callers: per token", { timeout: 60_000 }, () => {
     expect(refused).toHaveLength(5);
     expect(refused[0].body).toMatchObject({ error: expect.any(String), meta: { code: 429, retry_in: BAN } });
     expect(refused[0].body).not.toHaveProperty("access_token");
-    const issued = await env.DB.prepare("SELECT count(*) AS n FROM tokens WHERE user_id = ?").bind(Number(user.id)).first<{ n: number }>();
+    const issued = await DB.prepare("SELECT count(*) AS n FROM tokens WHERE user_id = ?").bind(Number(user.id)).first<{ n: number }>();
     expect(issued?.n).toBe(authorized.writes);
   });
 

@@ -2,9 +2,10 @@ import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { finishPage, parsePage } from "../../src/http/pagination";
 import { parseSearch } from "../../src/routes/messages";
-import { openDb } from "../../src/stores/db";
+import { openDb } from "../../src/db";
 import { searchMessages, type SearchPlan } from "../../src/stores/search";
 import { actor, appToken, call, makeApp, userToken } from "../helpers";
+import { DB } from "../db";
 
 // Writes carry an advancing test clock: each token may write 20 times a minute (decisions §9).
 let clock = Math.floor(Date.now() / 1000);
@@ -37,10 +38,10 @@ beforeAll(async () => {
   P = await channel(alice, { read: { public: true }, write: { any_user: true } });
   Q = await channel(alice, { read: { public: true }, write: { any_user: true } });
   R = await channel(alice, {});
-  pollId = (await env.DB.prepare(
+  pollId = (await DB.prepare(
     "INSERT INTO polls (user_id, app_id, type, prompt, poll_token, created_at, closed_at) VALUES (?, 1, 'com.example.poll', 'Which?', 'ptok', 0, 0) RETURNING id",
   ).bind(Number(alice.user.id)).first<{ id: number }>())!.id;
-  fileId = (await env.DB.prepare(
+  fileId = (await DB.prepare(
     "INSERT INTO files (user_id, app_id, kind, type, name, file_token, file_token_read, created_at) VALUES (?, 1, 'image', 'com.example.photo', 'p.png', 'ft', 'ftr', 0) RETURNING id",
   ).bind(Number(alice.user.id)).first<{ id: number }>())!.id;
 
@@ -61,7 +62,7 @@ beforeAll(async () => {
   m.F = await post(alice, P, { text: "fox deleted" });
   await call("DELETE", `/channels/${P}/messages/${m.F.id}`, { token: alice.token, now: tick() });
   m.G = await post(alice, P, { text: "nothing to see here" });
-  await env.DB.prepare("UPDATE messages SET is_sticky = 1 WHERE id = ?").bind(Number(m.A.id)).run();
+  await DB.prepare("UPDATE messages SET is_sticky = 1 WHERE id = ?").bind(Number(m.A.id)).run();
 });
 
 async function search(query: string, token?: string) {
@@ -75,7 +76,7 @@ const ids = (body: any) => body.data.map((x: any) => x.id);
 async function viaPlan(query: string, plan: SearchPlan): Promise<string[]> {
   const q = Object.fromEntries(new URLSearchParams(query)) as any;
   const page = parsePage(q);
-  const rows = await searchMessages(openDb(env.DB), parseSearch(null, q), page, null, plan);
+  const rows = await searchMessages(openDb(env), parseSearch(null, q), page, null, plan);
   return finishPage(rows, page, (r) => r.paginationId!).items.map((r) => String(r.id));
 }
 const PLANS: SearchPlan[] = ["fts", "channels", "facet"];

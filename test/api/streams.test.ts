@@ -4,6 +4,7 @@ import { deliverEvents } from "../../src/events/deliver";
 import { appHubFor, userHubFor } from "../../src/events/hubs";
 import { OBJECT_TYPES } from "../../src/events/publish";
 import { actor, appToken, call, makeApp, makeUser, openStream, userToken, type StreamSocket } from "../helpers";
+import { DB } from "../db";
 
 const ALL_SCOPES = "write_post follow messages files polls presence stream";
 
@@ -378,7 +379,7 @@ async function subscribe(path: string, token: string, cid: string): Promise<stri
 }
 
 const rowsOf = async (cid: string) =>
-  (await env.DB.prepare("SELECT id, endpoint, channel_id FROM stream_subscriptions WHERE connection_id = ? ORDER BY id").bind(cid).all()).results;
+  (await DB.prepare("SELECT id, endpoint, channel_id FROM stream_subscriptions WHERE connection_id = ? ORDER BY id").bind(cid).all()).results;
 
 describe("user streams", () => {
   it("refuses plain GETs and app tokens", async () => {

@@ -1,10 +1,11 @@
 import { SELF, env } from "cloudflare:test";
 import { is, SQL } from "drizzle-orm";
 import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
-import { openDb } from "../../src/stores/db";
+import { openDb } from "../../src/db";
 import { interactionPageQueries } from "../../src/stores/interactions";
 import { beforeAll, describe, expect, it } from "vitest";
 import { actor } from "../helpers";
+import { DB } from "../db";
 
 // Interactions page benchmark (issue 7: "the interactions page is computed from indexed queries
 // whose cost does not grow with the user's whole history; show it with 50,000 interactions").
@@ -26,9 +27,9 @@ async function insert(table: string, cols: string[], rows: (string | number)[][]
   const stmts = [];
   for (let i = 0; i < rows.length; i += CHUNK) {
     const part = rows.slice(i, i + CHUNK);
-    stmts.push(env.DB.prepare(`INSERT INTO ${table} (${cols.join(",")}) VALUES ${part.map((r) => `(${r.map((v) => (typeof v === "number" ? v : `'${v}'`)).join(",")})`).join(",")}`));
+    stmts.push(DB.prepare(`INSERT INTO ${table} (${cols.join(",")}) VALUES ${part.map((r) => `(${r.map((v) => (typeof v === "number" ? v : `'${v}'`)).join(",")})`).join(",")}`));
   }
-  for (let i = 0; i < stmts.length; i += 20) await env.DB.batch(stmts.slice(i, i + 20));
+  for (let i = 0; i < stmts.length; i += 20) await DB.batch(stmts.slice(i, i + 20));
 }
 
 /** Groups of `userId` over its posts and polls with events by `actorIds`, oldest first. */
@@ -36,13 +37,13 @@ async function seed(userId: number, groups: number, actorIds: number[], now: num
   const postIds: number[] = [];
   const postRows = Array.from({ length: 200 }, (_, i) => [userId, 1, 0, `post ${i}`, now - 90 * 86400, now - 90 * 86400]);
   await insert("posts", ["user_id", "app_id", "thread_id", "text", "created_at", "revised_at"], postRows);
-  postIds.push(...((await env.DB.prepare("SELECT id FROM posts WHERE user_id = ? ORDER BY id").bind(userId).all()).results as { id: number }[]).map((r) => r.id));
-  await env.DB.prepare("UPDATE posts SET thread_id = id WHERE user_id = ?").bind(userId).run();
+  postIds.push(...((await DB.prepare("SELECT id FROM posts WHERE user_id = ? ORDER BY id").bind(userId).all()).results as { id: number }[]).map((r) => r.id));
+  await DB.prepare("UPDATE posts SET thread_id = id WHERE user_id = ?").bind(userId).run();
   await insert("polls", ["user_id", "app_id", "type", "prompt", "is_anonymous", "poll_token", "created_at", "closed_at"], [[userId, 1, "com.example.poll", "Which?", 0, "tok", now - 90 * 86400, now - 89 * 86400]]);
-  const pollId = ((await env.DB.prepare("SELECT max(id) AS id FROM polls").first()) as { id: number }).id;
+  const pollId = ((await DB.prepare("SELECT max(id) AS id FROM polls").first()) as { id: number }).id;
   await insert("poll_options", ["poll_id", "position", "text"], [[pollId, 1, "a"], [pollId, 2, "b"]]);
-  const gBase = ((await env.DB.prepare("SELECT coalesce(max(id), 0) AS m FROM interaction_groups").first()) as { m: number }).m;
-  const eBase = ((await env.DB.prepare("SELECT coalesce(max(id), 0) AS m FROM interaction_events").first()) as { m: number }).m;
+  const gBase = ((await DB.prepare("SELECT coalesce(max(id), 0) AS m FROM interaction_groups").first()) as { m: number }).m;
+  const eBase = ((await DB.prepare("SELECT coalesce(max(id), 0) AS m FROM interaction_events").first()) as { m: number }).m;
   const actions = ["bookmark", "repost", "reply", "bookmark", "repost", "bookmark", "reply", "repost", "follow", "poll_response"];
   const start = now - groups * 2 * 3600;
   const gRows: (string | number)[][] = [];
@@ -64,7 +65,7 @@ beforeAll(async () => {
   const now = Math.floor(Date.now() / 1000);
   const names = Array.from({ length: ACTORS }, (_, i) => [`perf_fan_${i}_${now % 100000}`, "x", now]);
   await insert("users", ["username", "password_hash", "created_at"], names);
-  const actorIds = ((await env.DB.prepare("SELECT id FROM users WHERE username LIKE ? ORDER BY id").bind(`perf_fan_%_${now % 100000}`).all()).results as { id: number }[]).map((r) => r.id);
+  const actorIds = ((await DB.prepare("SELECT id FROM users WHERE username LIKE ? ORDER BY id").bind(`perf_fan_%_${now % 100000}`).all()).results as { id: number }[]).map((r) => r.id);
   middleId = await seed(Number(heavy.user.id), GROUPS, actorIds, now);
   await seed(Number(light.user.id), 10, actorIds, now);
 }, 300_000);
@@ -93,14 +94,14 @@ async function measure(label: string, token: string, query = "", runs = 30) {
 describe(`interactions page over ${EVENTS.toLocaleString("en")} interaction events`, () => {
   it("uses index range scans only (no table scan, no sort of the history)", async () => {
     const d = new SQLiteSyncDialect();
-    const db = openDb(env.DB);
+    const db = openDb(env);
     for (const [label, actions] of [
       ["all actions", ["bookmark", "repost", "reply", "follow", "poll_response"]],
       ["filters=follow,poll_response", ["follow", "poll_response"]],
     ] as const) {
       for (const [i, q] of interactionPageQueries(db, Number(heavy.user.id), actions, { limit: 20, newestFirst: true, beforeId: middleId }).entries()) {
         const { sql, params } = is(q, SQL) ? d.sqlToQuery(q) : q.toSQL();
-        const plan = (await env.DB.prepare("EXPLAIN QUERY PLAN " + sql).bind(...params).all()).results as { detail: string }[];
+        const plan = (await DB.prepare("EXPLAIN QUERY PLAN " + sql).bind(...params).all()).results as { detail: string }[];
         console.log(`PLAN ${label} #${i}\n  ` + plan.map((r) => r.detail).join("\n  "));
         const details = plan.map((r) => r.detail).join("\n");
         expect(details).not.toMatch(/SCAN interaction_groups|SCAN g\b|SCAN e\b|SCAN interaction_events/);

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { expect } from "vitest";
 import { actor } from "../helpers";
+import { DB } from "../db";
 
 // Seeds a large message data set straight into D1 for the search benchmark: Zipf-distributed
 // words, tags, NSFW flags, public channels and private-message channels of one searching user.
@@ -58,26 +59,26 @@ export async function seedMessages() {
   const me = Number(searcher.user.id);
   const run = Date.now().toString(36);
   const t0 = Date.now();
-  await env.DB.prepare(
+  await DB.prepare(
     `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
      INSERT INTO users (username, password_hash, type, created_at)
      SELECT 'p' || ? || '_' || i, 'x', CASE i % 10 WHEN 0 THEN 'bot' WHEN 1 THEN 'feed' ELSE 'human' END, 0 FROM n`,
   ).bind(USERS, run).run();
-  const firstUser = (await env.DB.prepare("SELECT min(id) AS id FROM users WHERE username LIKE ?").bind(`p${run}_%`).first<{ id: number }>())!.id;
-  const channelStart = ((await env.DB.prepare("SELECT coalesce(max(id), 0) AS id FROM channels").first<{ id: number }>())!.id) + 1;
-  await env.DB.prepare(
+  const firstUser = (await DB.prepare("SELECT min(id) AS id FROM users WHERE username LIKE ?").bind(`p${run}_%`).first<{ id: number }>())!.id;
+  const channelStart = ((await DB.prepare("SELECT coalesce(max(id), 0) AS id FROM channels").first<{ id: number }>())!.id) + 1;
+  await DB.prepare(
     `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ? - 1)
      INSERT INTO channels (type, owner_id, app_id, read_public, write_any_user, created_at) SELECT 'com.example.chat', ?, 1, 1, 1, 0 FROM n`,
   ).bind(PUBLIC_CHANNELS, firstUser).run();
   publicIds = Array.from({ length: PUBLIC_CHANNELS }, (_, i) => channelStart + i);
   // Private-message channels between the searching user and others.
-  await env.DB.prepare(
+  await DB.prepare(
     `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ? - 1)
      INSERT INTO channels (type, owner_id, app_id, pm_key, read_immutable, write_immutable, full_immutable, created_at)
      SELECT 'io.example.core.pm', ?, 1, ? || ',' || (? + i), 1, 1, 1, 0 FROM n`,
   ).bind(PM_CHANNELS, me, String(me), firstUser).run();
   const pmStart = channelStart + PUBLIC_CHANNELS;
-  await env.DB.prepare(
+  await DB.prepare(
     `INSERT INTO channel_acl (channel_id, user_id, level) SELECT id, CAST(substr(pm_key, instr(pm_key, ',') + 1) AS INTEGER), 'write'
      FROM channels WHERE id >= ? AND id < ?`,
   ).bind(pmStart, pmStart + PM_CHANNELS).run();
@@ -101,7 +102,7 @@ export async function seedMessages() {
       rows.push([channel, user, words.join(" "), (at += 7), rand() < 0.02 ? 1 : 0]);
     }
     stmts.push(
-      env.DB.prepare(
+      DB.prepare(
         `INSERT INTO messages (channel_id, user_id, app_id, thread_id, text, html, entities, is_nsfw, created_at)
          SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), 1, 0, json_extract(value, '$[2]'),
            '<span itemscope itemtype="https://schema.example.io/Message">' || json_extract(value, '$[2]') || '</span>',
@@ -110,18 +111,18 @@ export async function seedMessages() {
       ).bind(JSON.stringify(rows)),
     );
   }
-  for (let i = 0; i < stmts.length; i += 20) await env.DB.batch(stmts.slice(i, i + 20));
-  await env.DB.batch([
-    env.DB.prepare("UPDATE messages SET thread_id = id WHERE thread_id = 0"),
-    env.DB.prepare(
+  for (let i = 0; i < stmts.length; i += 20) await DB.batch(stmts.slice(i, i + 20));
+  await DB.batch([
+    DB.prepare("UPDATE messages SET thread_id = id WHERE thread_id = 0"),
+    DB.prepare(
       `INSERT OR IGNORE INTO message_facets (message_id, facet, value)
        SELECT id, 'tag', lower(substr(text, instr(text, '#') + 1)) FROM messages WHERE instr(text, '#') > 0 AND channel_id >= ?`,
     ).bind(channelStart),
-    env.DB.prepare(
+    DB.prepare(
       "UPDATE channels SET messages = (SELECT count(*) FROM messages m WHERE m.channel_id = channels.id), recent_message_id = (SELECT max(id) FROM messages m WHERE m.channel_id = channels.id) WHERE id >= ?",
     ).bind(channelStart),
   ]);
-  const total = (await env.DB.prepare("SELECT count(*) AS n FROM messages WHERE channel_id >= ?").bind(channelStart).first<{ n: number }>())!.n;
+  const total = (await DB.prepare("SELECT count(*) AS n FROM messages WHERE channel_id >= ?").bind(channelStart).first<{ n: number }>())!.n;
   expect(total).toBe(MESSAGES);
   console.log(`seeded ${MESSAGES} messages in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   return { searcher, publicIds, counts };

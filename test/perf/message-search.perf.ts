@@ -4,6 +4,7 @@ import { createApp } from "../../src/app";
 import { searchSql, type MessageSearch } from "../../src/stores/search";
 import { beforeAll, describe, expect, it } from "vitest";
 import { MESSAGES, PM_CHANNELS, seedMessages, word } from "./message-search-seed";
+import { DB } from "../db";
 
 // Message search benchmark (issue: "with 100,000 messages, a relevance search returns its first
 // page in a single database round trip and well under 50 ms locally"). Seeds 100,000 messages
@@ -59,7 +60,7 @@ async function sqlTimes(label: string, search: MessageSearch) {
   const out: string[] = [];
   for (const plan of [undefined, "fts", "channels"] as const) {
     const q = dialect.sqlToQuery(searchSql(search, { limit: 20, newestFirst: true }, null, plan));
-    const stmt = env.DB.prepare(q.sql).bind(...q.params);
+    const stmt = DB.prepare(q.sql).bind(...q.params);
     await stmt.all();
     const d: number[] = [];
     for (let i = 0; i < 10; i++) d.push((await stmt.all()).meta.duration);

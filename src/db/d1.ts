@@ -1,25 +1,15 @@
 import { drizzle } from "drizzle-orm/d1";
-import * as schema from "../../schema/tables";
-
-/** The drizzle handle every store takes; one per request, on `c.var.db`. */
-export type Db = ReturnType<typeof openDb>;
-
-export function openDb(d1: D1Database) {
-  return drizzle(d1, { schema });
-}
-
-export { schema };
+import * as tables from "../../schema/tables";
+import type { Executor, Query } from "./types";
 
 /** Methods of a D1 prepared statement that each cost one round trip to the database. */
 const STATEMENT_CALLS = new Set<PropertyKey>(["first", "all", "run", "raw"]);
 
 /**
  * Wraps a D1 binding so that every round trip to the database (a statement's first/all/run/raw,
- * a batch, an exec) is counted. Test mode uses it to report the calls of a request in the
- * `X-Debug-Db-Calls` header, so tests can hold reads to one round trip.
+ * a batch, an exec) is counted, for the `X-Debug-Db-Calls` header of test mode.
  */
-export function countingD1(d1: D1Database): { d1: D1Database; calls: () => number } {
-  let calls = 0;
+function countingD1(d1: D1Database, count: () => void): D1Database {
   const unwrapped = new WeakMap<object, D1PreparedStatement>();
   const wrap = (stmt: D1PreparedStatement): D1PreparedStatement => {
     const proxy = new Proxy(stmt, {
@@ -29,7 +19,7 @@ export function countingD1(d1: D1Database): { d1: D1Database; calls: () => numbe
         if (typeof value !== "function") return value;
         if (!STATEMENT_CALLS.has(prop)) return value.bind(target);
         return (...args: unknown[]) => {
-          calls += 1;
+          count();
           return value.apply(target, args);
         };
       },
@@ -37,18 +27,18 @@ export function countingD1(d1: D1Database): { d1: D1Database; calls: () => numbe
     unwrapped.set(proxy, stmt);
     return proxy;
   };
-  const proxy = new Proxy(d1, {
+  return new Proxy(d1, {
     get(target, prop) {
       if (prop === "prepare") return (query: string) => wrap(target.prepare(query));
       if (prop === "batch") {
         return (stmts: D1PreparedStatement[]) => {
-          calls += 1;
+          count();
           return target.batch(stmts.map((s) => unwrapped.get(s) ?? s));
         };
       }
       if (prop === "exec") {
         return (query: string) => {
-          calls += 1;
+          count();
           return target.exec(query);
         };
       }
@@ -56,5 +46,18 @@ export function countingD1(d1: D1Database): { d1: D1Database; calls: () => numbe
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
-  return { d1: proxy, calls: () => calls };
+}
+
+/** drizzle over D1 and the executor of raw batches: D1 runs a batch as one serialized transaction. */
+export function openD1(binding: D1Database, count?: () => void) {
+  const d1 = count ? countingD1(binding, count) : binding;
+  const exec: Executor = {
+    kind: "d1",
+    batch: (queries: Query[]) => d1.batch(queries.map((q) => d1.prepare(q.sql).bind(...q.params))),
+    rows: (native) => {
+      const r = native as D1Result;
+      return { results: (r.results ?? []) as Record<string, unknown>[], changes: r.meta?.changes ?? 0 };
+    },
+  };
+  return { orm: drizzle(d1, { schema: tables }), exec };
 }

@@ -1,0 +1,1 @@
+ALTER TABLE `app_streams` ADD `position` integer DEFAULT 0 NOT NULL;

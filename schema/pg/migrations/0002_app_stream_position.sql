@@ -1,0 +1,1 @@
+ALTER TABLE "app_streams" ADD COLUMN "position" integer DEFAULT 0 NOT NULL;

@@ -1,0 +1,105 @@
+import { Column, is, sql, SQL } from "drizzle-orm";
+import { PgDialect } from "drizzle-orm/pg-core";
+import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
+import { isPostgres } from "./backend";
+import type { Db } from "./index";
+import type { Query, RawResult, Row } from "./types";
+
+const dialect = isPostgres ? new PgDialect() : new SQLiteSyncDialect();
+
+/** What drizzle's own batch uses of a query builder: its prepared query and result mapping. */
+interface Preparable {
+  _prepare(): {
+    getQuery(): { sql: string; params: unknown[] };
+    mapResult(result: unknown, isFromBatch?: boolean): unknown;
+    isResponseInArrayMode?(): boolean;
+  };
+}
+
+type BatchItem = SQL | PromiseLike<unknown>;
+type BatchResult<T> = T extends SQL ? RawResult : Awaited<T>;
+
+/** A `sql` template compiled for the active backend (`?` for D1, `$n` for Postgres). */
+export function compile(q: SQL): Query {
+  const { sql: text, params } = dialect.sqlToQuery(q);
+  return { sql: text, params };
+}
+
+/**
+ * Runs drizzle query builders and raw `sql` statements (with parameters) atomically in one round
+ * trip: one D1 batch, or one Postgres transaction. Builder results come back mapped as drizzle
+ * maps them (`await builder` types); raw statements give their rows and changes. drizzle maps
+ * batch rows by column position, so a select in a batch must not repeat a column name (alias
+ * joined columns, as the post selection does). Any failing statement rolls the whole batch back
+ * and rejects.
+ */
+export async function mixedBatch<const T extends readonly BatchItem[]>(db: Db, items: T): Promise<{ -readonly [K in keyof T]: BatchResult<T[K]> }> {
+  const mappers: (((r: unknown) => unknown) | null)[] = [];
+  const queries = items.map((item): Query => {
+    if (is(item, SQL)) {
+      mappers.push(null);
+      return compile(item);
+    }
+    const prepared = (item as unknown as Preparable)._prepare();
+    mappers.push((r) => prepared.mapResult(r, true));
+    return { ...prepared.getQuery(), arrayMode: prepared.isResponseInArrayMode?.() ?? false };
+  });
+  const results = await db.exec.batch(queries);
+  return results.map((r, i) => (mappers[i] ? mappers[i](r) : db.exec.rows(r))) as { -readonly [K in keyof T]: BatchResult<T[K]> };
+}
+
+/** A raw statement, or a query builder whose result is wanted raw (rows and changes). */
+export type Statement = SQL | { toSQL(): { sql: string; params: unknown[] } };
+
+/** Runs statements atomically in one round trip; the rows and changes of each. */
+export async function runBatch(db: Db, items: Statement[]): Promise<RawResult[]> {
+  const results = await db.exec.batch(items.map((q) => (is(q, SQL) ? compile(q) : q.toSQL())));
+  return results.map((r) => db.exec.rows(r));
+}
+
+/** Runs one raw statement. */
+export async function runOne(db: Db, q: SQL): Promise<RawResult> {
+  const [r] = await runBatch(db, [q]);
+  return r;
+}
+
+/** The rows of one raw statement. */
+export async function allRows<T = Row>(db: Db, q: SQL): Promise<T[]> {
+  return (await runOne(db, q)).results as T[];
+}
+
+/** The first of a query's rows, for `query.then(first)` (drizzle's `.get()` exists only on SQLite). */
+export const first = <T>(rows: T[]): T | undefined => rows[0];
+
+/**
+ * True for the error a statement raises when it breaks the constraint on `table` (`column`:
+ * a NOT NULL constraint on that column; none: a unique or primary key). The batch it was part of
+ * was rolled back. Stores use such failures as guards (a statement that inserts NULL when a
+ * condition fails), and each backend reports them its own way: D1 in the message, Postgres in
+ * the error's SQLSTATE and fields (on the error, or its cause when drizzle wrapped it).
+ */
+export function violates(err: unknown, table: string, column?: string): boolean {
+  for (const e of [err, (err as { cause?: unknown })?.cause]) {
+    const f = (e ?? {}) as { code?: string; table?: string; column?: string; message?: unknown };
+    if (isPostgres) {
+      if (column ? f.code === "23502" && f.table === table && f.column === column : f.code === "23505" && f.table === table) return true;
+      continue;
+    }
+    const message = String(f.message ?? "");
+    if (column ? message.includes(`NOT NULL constraint failed: ${table}.${column}`) : new RegExp(`(UNIQUE|PRIMARY KEY) constraint failed: ${table}\\.`).test(message)) return true;
+  }
+  return false;
+}
+
+/**
+ * Select fields with every column aliased `prefix + key`, so that a select joining several tables
+ * repeats no column name and can run in a batch. Decoding (JSON, booleans) is kept.
+ */
+export function aliasedFields(fields: Record<string, Column | SQL | SQL.Aliased>, prefix: string): Record<string, SQL.Aliased> {
+  return Object.fromEntries(
+    Object.entries(fields).map(([key, f]) => {
+      const expr = is(f, Column) ? sql`${f}`.mapWith(f) : is(f, SQL) ? f : f.sql;
+      return [key, expr.as(prefix + key)];
+    }),
+  );
+}

@@ -1,0 +1,51 @@
+import { sql, type SQL } from "drizzle-orm";
+import type { Page } from "../../http/pagination";
+import { pageBoundsSql } from "../channel-sql";
+import { messageColumnsSql, messageJoins } from "../messages";
+import { filterConditions, readableChannels, relevanceBounds, RELEVANCE_WINDOW, type MessageSearch } from "./filters";
+
+// Message search on Postgres: the stored `search_vector` (the text split at punctuation as FTS5
+// splits it, Porter stems, accents folded, no stop words — schema/pg/migrations/0001), GIN-indexed
+// over live messages, matched by `es_search_query` (every word required, each as a phrase, as on
+// D1) and ranked by ts_rank. The planner picks the walk (GIN, channel index, facets) itself.
+
+/** The query of the search words (one JSON parameter for any number of words). */
+const tsQuery = (terms: string[]): SQL =>
+  sql`es_search_query(ARRAY(SELECT jsonb_array_elements_text(CAST(${JSON.stringify(terms)} AS JSONB))))`;
+
+/**
+ * The statement of a search on Postgres. With words and `order=relevance`, the newest
+ * RELEVANCE_WINDOW candidates are ranked (score = -ts_rank, so lower is more relevant, as
+ * bm25 is on D1, and the keyset bounds are shared); `order=id` takes one page.
+ */
+export function postgresSearchSql(s: MessageSearch, page: Page, viewerId: number | null): SQL {
+  const where = sql.join([...filterConditions(s), sql`m.is_deleted = 0`], sql` AND `);
+  const dir = (asc: boolean) => sql.raw(asc ? "ASC" : "DESC");
+  const nf = page.newestFirst;
+  const readable = sql`readable(id) AS (${readableChannels(s, viewerId)})`;
+  const render = (order: SQL) =>
+    sql`SELECT ${messageColumnsSql(viewerId)}, m.id AS pagination_id
+      FROM p JOIN messages m ON m.id = p.id ${messageJoins}
+      WHERE m.is_deleted = 0
+      ORDER BY ${order}`;
+
+  if (!s.terms.length) {
+    return sql`WITH ${readable}, p AS (SELECT m.id FROM messages m WHERE ${where} AND ${pageBoundsSql("m.id", page)}
+        ORDER BY m.id ${dir(!nf)} LIMIT ${page.limit + 1})
+      ${render(sql`m.id ${dir(!nf)}`)}`;
+  }
+
+  const q = sql`q(query) AS MATERIALIZED (SELECT ${tsQuery(s.terms)})`;
+  const matches = sql`m.search_vector @@ (SELECT query FROM q) AND ${where}`;
+  if (s.order !== "relevance") {
+    return sql`WITH ${readable}, ${q}, p AS (SELECT m.id FROM messages m WHERE ${matches} AND ${pageBoundsSql("m.id", page)}
+        ORDER BY m.id ${dir(!nf)} LIMIT ${page.limit + 1})
+      ${render(sql`m.id ${dir(!nf)}`)}`;
+  }
+  return sql`WITH ${readable}, ${q},
+    hits AS MATERIALIZED (SELECT c.id, -ts_rank(c.search_vector, (SELECT query FROM q)) AS score
+      FROM (SELECT m.id, m.search_vector FROM messages m WHERE ${matches} ORDER BY m.id DESC LIMIT ${RELEVANCE_WINDOW}) c),
+    p AS (SELECT h.id, h.score FROM hits h WHERE ${relevanceBounds(page)}
+      ORDER BY h.score ${dir(nf)}, h.id ${dir(!nf)} LIMIT ${page.limit + 1})
+    ${render(sql`p.score ${dir(nf)}, m.id ${dir(!nf)}`)}`;
+}
