@@ -53,6 +53,10 @@ type Verdict = Pick<HitResult, "allowed" | "limit" | "remaining" | "resetIn" | "
  * limiter is awaited first. A token that authentication refuses (401) is no caller
  * of its own: the request then counts against its IP as an anonymous one.
  *
+ * The caller's Durable Object is not asked per request: this isolate leases blocks of requests
+ * from it and spends them from memory (`admit`), so most requests cost no I/O at all; near the
+ * limit the blocks shrink to one request and the object decides each (src/objects/rate-limiter.ts).
+ *
  * `RATE_LIMITS = "0"` turns all of it off (the benchmark's "limits off" run).
  */
 export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
@@ -76,16 +80,16 @@ export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
 
   let verdict: Verdict | null;
   if (kind === "read" && c.req.header("upgrade")?.toLowerCase() !== "websocket") {
-    const pending = consult(c, subject, at);
+    const pending = admit(c, subject, at);
     await next();
     verdict = await pending;
   } else {
-    verdict = await consult(c, subject, at);
+    verdict = await admit(c, subject, at);
     if (verdict && !verdict.allowed) return refusal(c, verdict);
     await next();
   }
 
-  if (raw !== undefined && !c.var.auth && c.res.status === 401) verdict = await consult(c, anon, at);
+  if (raw !== undefined && !c.var.auth && c.res.status === 401) verdict = await admit(c, anon, at);
   if (!verdict) return;
   if (!verdict.allowed) {
     const discarded = c.res;
@@ -106,25 +110,84 @@ function tokenOf(c: Context<AppEnv>): string | undefined {
   }
 }
 
+/** Requests of a caller's bucket leased to this isolate and not yet spent. */
+interface Pool {
+  /** Requests left to admit from memory. */
+  available: number;
+  /** What the Durable Object had left in the window after its last grant. */
+  objectRemaining: number;
+  windowStart: number;
+  windowEnd: number;
+  /** A lease being asked for: requests arriving meanwhile wait for it rather than ask too. */
+  pending: Promise<unknown> | null;
+}
+
+/** Callers' pools in this isolate (the oldest forgotten first past POOLS_MAX). */
+const pools = new Map<string, Pool>();
+const POOLS_MAX = 10_000;
+
 /**
- * Asks whether the caller is banned (isolate memory, then KV), and if not, counts the request in
- * the caller's Durable Object; a ban that the request starts is written to KV. A limiter failure
- * lets the request through (logged): availability over enforcement.
+ * Admits or refuses one request: from this isolate's pool while it holds leased requests of the
+ * current window, else by leasing a new block (`consult`). One lease at a time per caller: a
+ * request that finds one under way waits for it, so concurrent requests share blocks and a
+ * single isolate refuses exactly at limit + 1. Remaining = the object's count + the pool, exact
+ * when one isolate serves the caller and conservative otherwise.
  */
-async function consult(c: Context<AppEnv>, { caller, rule }: Subject, at: number): Promise<Verdict | null> {
+async function admit(c: Context<AppEnv>, subject: Subject, at: number): Promise<Verdict | null> {
+  const key = `${subject.caller}|${subject.rule.bucket}`;
+  const { limit } = subject.rule;
+  for (;;) {
+    let pool = pools.get(key);
+    // A pool of another window is dropped (unless a lease for it is under way: wait for that).
+    if (pool && !pool.pending && (at >= pool.windowEnd || at < pool.windowStart)) pool = undefined;
+    if (pool && pool.available > 0) {
+      pool.available -= 1;
+      return { allowed: true, limit, remaining: pool.objectRemaining + pool.available, resetIn: pool.windowEnd - at };
+    }
+    if (pool?.pending) {
+      await pool.pending;
+      continue;
+    }
+    const fresh: Pool = pool ?? { available: 0, objectRemaining: 0, windowStart: at, windowEnd: at, pending: null };
+    pools.delete(key);
+    pools.set(key, fresh);
+    if (pools.size > POOLS_MAX) pools.delete(pools.keys().next().value!);
+    const asked = consult(c, subject, at);
+    fresh.pending = asked.catch(() => {});
+    const verdict = await asked;
+    fresh.pending = null;
+    if (!verdict || !verdict.allowed) {
+      pools.delete(key);
+      return verdict;
+    }
+    fresh.available += verdict.granted - 1;
+    fresh.objectRemaining = verdict.remaining;
+    fresh.windowEnd = at + verdict.resetIn;
+    fresh.windowStart = fresh.windowEnd - subject.rule.windowSeconds;
+    return { ...verdict, remaining: fresh.objectRemaining + fresh.available };
+  }
+}
+
+/**
+ * Asks whether the caller is banned (isolate memory, then KV), and if not, leases a block of
+ * requests from the caller's Durable Object; a ban that the request starts is written to KV. A
+ * limiter failure lets the request through (logged): availability over enforcement.
+ */
+async function consult(c: Context<AppEnv>, { caller, rule }: Subject, at: number): Promise<(Verdict & { granted: number }) | null> {
   try {
     const ban = await findBan(c.env.KV, caller, at).catch((err) => {
       console.error(JSON.stringify({ rate_limit: "kv read failed", error: String(err) }));
       return null;
     });
-    if (ban) return banned(ban, rule, at);
-    const result = await c.env.RATE_LIMITER.getByName(caller).hit(rule.bucket, rule.limit, rule.windowSeconds, at);
+    if (ban) return { ...banned(ban, rule, at), granted: 0 };
+    const result = await c.env.RATE_LIMITER.getByName(caller).lease(rule.bucket, rule.limit, rule.windowSeconds, at);
     if (result.ban) {
       await saveBan(c.env.KV, caller, result.ban, at, result.newBan === true).catch((err) =>
         console.error(JSON.stringify({ rate_limit: "kv ban write failed", error: String(err) })),
       );
     }
-    return { allowed: result.allowed, limit: result.limit, remaining: result.remaining, resetIn: result.resetIn, retryIn: result.retryIn };
+    const { allowed, granted, limit, remaining, resetIn, retryIn } = result;
+    return { allowed, granted, limit, remaining, resetIn, retryIn };
   } catch (err) {
     console.error(JSON.stringify({ rate_limit: "limiter failed", error: String(err) }));
     return null;

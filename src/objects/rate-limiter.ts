@@ -9,12 +9,14 @@ export interface BanRecord {
   ends: Record<string, number>;
 }
 
-/** The answer to one counted request. */
+/** The answer to a lease: a block of requests granted to one isolate, or a refusal. */
 export interface HitResult {
   allowed: boolean;
+  /** Requests granted (the first of them is the asking request); 0 when refused. */
+  granted: number;
   /** The bucket's limit. */
   limit: number;
-  /** Requests left in the bucket's window (0 when refused). */
+  /** Requests left in the bucket's window after the grant (0 when refused). */
   remaining: number;
   /** Seconds until a request in this bucket will be accepted again (window reset, or the ban's end if later). */
   resetIn: number;
@@ -28,8 +30,11 @@ export interface HitResult {
 
 interface Window {
   start: number;
+  /** Requests granted in this window (blocks count whole: used or not). */
   count: number;
   seconds: number;
+  /** The count last written to storage: a reservation ahead of `count` (see `lease`). */
+  mark?: number;
 }
 
 interface State {
@@ -44,20 +49,36 @@ const banRecord = (state: State): BanRecord => ({
   ends: Object.fromEntries(Object.entries(state.windows).map(([name, w]) => [name, w.start + w.seconds])),
 });
 
+/** Largest block of requests one lease grants. */
+export const MAX_LEASE = 64;
+
 /**
  * The counters of ONE caller (`anon:<ip>` or `token:<sha-256 of the token>`): a fixed window per
  * bucket (`read`, `write`) that starts with the first request, and the caller's ban.
  *
- * A Durable Object runs one call at a time and `hit` is synchronous (it decides in memory, then
- * writes), so the count is exact under any concurrency (KV could not count: eventually consistent,
- * one write a second per key). `now` is the request's clock (unix seconds), so tests move time with
- * X-Test-Now. An idle caller leaves one small record behind, overwritten on its next visit.
+ * Isolates do not ask once per request: they lease blocks of requests (src/middleware/rate-limit.ts)
+ * and spend them locally. A block is a sixteenth of what is left (1 to MAX_LEASE), so blocks shrink
+ * to single requests as the window runs out and the last requests, the refusal and the ban are
+ * decided here one by one. Granted blocks count whole, used or not: the limiter may under-admit
+ * (an isolate that dies with part of a block) but never admits more than the limit in a window.
+ *
+ * A Durable Object runs one call at a time and `lease` is synchronous (it decides in memory), so the
+ * count is exact under any concurrency. Storage is written once per MAX_LEASE granted requests:
+ * the stored count is a reservation ahead of the real one, so an evicted object resumes from at
+ * least the true count (erring towards refusing); bans are written at once. `now` is the request's
+ * clock (unix seconds), so tests move time with X-Test-Now.
  */
 export class RateLimiter extends DurableObject<Env> {
   /** The state, read from storage once per instance; this object is its only writer. */
   private state?: State;
 
+  /** One request, decided here (no block). */
   hit(bucket: string, limit: number, windowSeconds: number, now: number): HitResult {
+    return this.lease(bucket, limit, windowSeconds, now, 1);
+  }
+
+  /** A block of up to `max` requests, the first of which is the asking one. */
+  lease(bucket: string, limit: number, windowSeconds: number, now: number, max = MAX_LEASE): HitResult {
     const state = (this.state ??= this.ctx.storage.kv.get<State>(STATE) ?? { bannedUntil: 0, windows: {} });
 
     // A window that has run out (or lies in the future of a clock moved back) starts afresh.
@@ -70,7 +91,7 @@ export class RateLimiter extends DurableObject<Env> {
     if (state.bannedUntil > now) {
       // Banned and the KV record has not reached this location yet: refused, not counted.
       const retryIn = state.bannedUntil - now;
-      return { allowed: false, limit, remaining: 0, resetIn: Math.max(retryIn, windowLeft), retryIn, ban: banRecord(state) };
+      return { allowed: false, granted: 0, limit, remaining: 0, resetIn: Math.max(retryIn, windowLeft), retryIn, ban: banRecord(state) };
     }
 
     if (window && window.count >= limit) {
@@ -81,6 +102,7 @@ export class RateLimiter extends DurableObject<Env> {
       this.save(state);
       return {
         allowed: false,
+        granted: 0,
         limit,
         remaining: 0,
         resetIn: Math.max(seconds, windowLeft),
@@ -91,10 +113,14 @@ export class RateLimiter extends DurableObject<Env> {
     }
 
     const current = window ?? { start: now, count: 0, seconds: windowSeconds };
-    current.count += 1;
+    const granted = Math.max(1, Math.min(max, Math.floor((limit - current.count) / 16), limit - current.count));
+    current.count += granted;
     state.windows[bucket] = current;
-    this.save(state);
-    return { allowed: true, limit, remaining: limit - current.count, resetIn: current.start + current.seconds - now };
+    if (current.count > (current.mark ?? 0)) {
+      current.mark = Math.min(limit, current.count + MAX_LEASE);
+      this.save(state);
+    }
+    return { allowed: true, granted, limit, remaining: limit - current.count, resetIn: current.start + current.seconds - now };
   }
 
   /**
@@ -104,6 +130,11 @@ export class RateLimiter extends DurableObject<Env> {
    * afford better than a wait on every request.
    */
   private save(state: State): void {
-    this.ctx.storage.put(STATE, state, { allowUnconfirmed: true }).catch(() => {}); // a failed write resets the object anyway
+    // What is stored is the reservation: each window's count is its mark.
+    const stored: State = {
+      bannedUntil: state.bannedUntil,
+      windows: Object.fromEntries(Object.entries(state.windows).map(([name, w]) => [name, { ...w, count: w.mark ?? w.count }])),
+    };
+    this.ctx.storage.put(STATE, stored, { allowUnconfirmed: true }).catch(() => {}); // a failed write resets the object anyway
   }
 }

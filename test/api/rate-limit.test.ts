@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { sha256Hex } from "../../src/auth/crypto";
 import { LIMITS } from "../../src/config";
-import type { RateLimiter } from "../../src/objects/rate-limiter";
+import { MAX_LEASE, type RateLimiter } from "../../src/objects/rate-limiter";
 import { actor, call, makeApp, makeUser, randomIp, type ApiResponse, type CallOptions } from "../helpers";
 import { DB } from "../db";
 
@@ -245,12 +245,42 @@ describe("bans in KV and in the Durable Object", { timeout: 60_000 }, () => {
     expect((await stub.hit("read", anonymous.reads, anonymous.read_reset_seconds, T + BAN)).allowed).toBe(true);
   });
 
+  it("leases blocks that shrink to single requests near the limit, never granting more than the limit", async () => {
+    // Two isolates asking in turn, as the middleware does when its pool runs dry.
+    const stub = env.RATE_LIMITER.getByName(`token:lease-${randomIp()}`);
+    const grants: number[] = [];
+    for (;;) {
+      const r = await stub.lease("read", authorized.reads, authorized.read_reset_seconds, T);
+      if (!r.allowed) {
+        expect(r.newBan).toBe(true);
+        break;
+      }
+      expect(r.remaining).toBe(authorized.reads - grants.reduce((a, b) => a + b, 0) - r.granted);
+      grants.push(r.granted);
+    }
+    expect(grants.reduce((a, b) => a + b, 0)).toBe(authorized.reads);
+    expect(grants[0]).toBe(MAX_LEASE);
+    expect(grants.slice(-16)).toEqual(Array(16).fill(1));
+    expect(Math.max(...grants)).toBeLessThanOrEqual(MAX_LEASE);
+  });
+
+  it("asks the Durable Object once per block, not once per request", async () => {
+    const { token } = await actor();
+    const c = client();
+    for (let i = 0; i < 10; i++) expect((await c.get("/token", { token, now: T })).status).toBe(200);
+    const stub = env.RATE_LIMITER.getByName(`token:${await sha256Hex(token)}`);
+    // One lease of MAX_LEASE served all ten requests: the object counted one block.
+    const count = await runInDurableObject(stub, (o: RateLimiter) => (o as unknown as { state: { windows: Record<string, { count: number }> } }).state.windows.read.count);
+    expect(count).toBe(MAX_LEASE);
+  });
+
   it("keys a token's counters on the token's SHA-256 (no database lookup needed)", async () => {
     const { token } = await actor();
     await client().get("/token", { token, now: T });
     const stub = env.RATE_LIMITER.getByName(`token:${await sha256Hex(token)}`);
     const state = await runInDurableObject(stub, (_: RateLimiter, s) => s.storage.kv.get<{ windows: Record<string, { count: number }> }>("state"));
-    expect(state?.windows.read.count).toBe(1);
+    // The first request leased a block of MAX_LEASE; storage holds a reservation one block ahead.
+    expect(state?.windows.read.count).toBe(2 * MAX_LEASE);
   });
 });
 
