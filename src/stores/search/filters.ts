@@ -1,7 +1,8 @@
 import { sql, type SQL } from "drizzle-orm";
 import { inList } from "../../db/dialect";
 import type { Page } from "../../http/pagination";
-import { PM_TYPE, canReadSql, viewerParam } from "../channel-sql";
+import { PM_TYPE, canReadSql, pageBoundsSql, viewerParam } from "../channel-sql";
+import { messageColumnsSql, messageJoins } from "../messages";
 
 // What message search means on either backend: the query, the readable channels and the
 // filters. How words are matched and ranked is per backend (fts5.ts, postgres.ts).
@@ -118,4 +119,25 @@ export function facetDriver(s: MessageSearch): [string, string[]] | undefined {
   ];
   const found = options.find(([, v]) => v?.length);
   return found ? [found[0], [...found[1]!]] : undefined;
+}
+
+/**
+ * What both backends' statements share: the filters as one condition, the readable channels
+ * (CTE `readable`), the page direction, the final read of the page's messages (from CTE `p`), and
+ * the whole statement of a search without words.
+ */
+export function searchFrame(s: MessageSearch, page: Page, viewerId: number | null) {
+  const where = sql.join(filterConditions(s), sql` AND `);
+  const dir = (asc: boolean) => sql.raw(asc ? "ASC" : "DESC");
+  const nf = page.newestFirst;
+  const readable = sql`readable(id) AS (${readableChannels(s, viewerId)})`;
+  const render = (order: SQL) =>
+    sql`SELECT ${messageColumnsSql(viewerId)}, m.id AS pagination_id
+      FROM p JOIN messages m ON m.id = p.id ${messageJoins}
+      WHERE m.is_deleted = 0
+      ORDER BY ${order}`;
+  const withoutWords = sql`WITH ${readable}, p AS (SELECT m.id FROM messages m WHERE ${where} AND ${pageBoundsSql("m.id", page)}
+      ORDER BY m.id ${dir(!nf)} LIMIT ${page.limit + 1})
+    ${render(sql`m.id ${dir(!nf)}`)}`;
+  return { where, dir, nf, readable, render, withoutWords };
 }

@@ -2,8 +2,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { inList } from "../../db/dialect";
 import type { Page } from "../../http/pagination";
 import { pageBoundsSql } from "../channel-sql";
-import { messageColumnsSql, messageJoins } from "../messages";
-import { facetDriver, filterConditions, readableChannels, relevanceBounds, RELEVANCE_WINDOW, type MessageSearch } from "./filters";
+import { facetDriver, relevanceBounds, RELEVANCE_WINDOW, searchFrame, type MessageSearch } from "./filters";
 
 // Message search on D1: FTS5 (porter stemming, bm25 ranking) and a plan chosen inside the statement.
 
@@ -38,22 +37,8 @@ export type SearchPlan = "fts" | "channels" | "facet";
  * alone, so the cost stays bounded however common the words are; `order=id` takes one page.
  */
 export function fts5SearchSql(s: MessageSearch, page: Page, viewerId: number | null, forcePlan?: SearchPlan): SQL {
-  const conds = filterConditions(s);
-  const where = sql.join(conds, sql` AND `);
-  const dir = (asc: boolean) => sql.raw(asc ? "ASC" : "DESC");
-  const nf = page.newestFirst;
-  const readable = sql`readable(id) AS (${readableChannels(s, viewerId)})`;
-  const render = (order: SQL) =>
-    sql`SELECT ${messageColumnsSql(viewerId)}, m.id AS pagination_id
-      FROM p JOIN messages m ON m.id = p.id ${messageJoins}
-      WHERE m.is_deleted = 0
-      ORDER BY ${order}`;
-
-  if (!s.terms.length) {
-    return sql`WITH ${readable}, p AS (SELECT m.id FROM messages m WHERE ${where} AND ${pageBoundsSql("m.id", page)}
-        ORDER BY m.id ${dir(!nf)} LIMIT ${page.limit + 1})
-      ${render(sql`m.id ${dir(!nf)}`)}`;
-  }
+  const { where, dir, nf, readable, render, withoutWords } = searchFrame(s, page, viewerId);
+  if (!s.terms.length) return withoutWords;
 
   const match = ftsQuery(s.terms);
   const matched = sql`(SELECT rowid FROM message_search WHERE message_search MATCH ${match})`;

@@ -1,8 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Page } from "../../http/pagination";
 import { pageBoundsSql } from "../channel-sql";
-import { messageColumnsSql, messageJoins } from "../messages";
-import { filterConditions, readableChannels, relevanceBounds, RELEVANCE_WINDOW, type MessageSearch } from "./filters";
+import { relevanceBounds, RELEVANCE_WINDOW, searchFrame, type MessageSearch } from "./filters";
 
 // Message search on Postgres: the stored `search_vector` (the text split at punctuation as FTS5
 // splits it, Porter stems, accents folded, no stop words — schema/pg/migrations/0001), GIN-indexed
@@ -19,21 +18,11 @@ const tsQuery = (terms: string[]): SQL =>
  * bm25 is on D1, and the keyset bounds are shared); `order=id` takes one page.
  */
 export function postgresSearchSql(s: MessageSearch, page: Page, viewerId: number | null): SQL {
-  const where = sql.join([...filterConditions(s), sql`m.is_deleted = 0`], sql` AND `);
-  const dir = (asc: boolean) => sql.raw(asc ? "ASC" : "DESC");
-  const nf = page.newestFirst;
-  const readable = sql`readable(id) AS (${readableChannels(s, viewerId)})`;
-  const render = (order: SQL) =>
-    sql`SELECT ${messageColumnsSql(viewerId)}, m.id AS pagination_id
-      FROM p JOIN messages m ON m.id = p.id ${messageJoins}
-      WHERE m.is_deleted = 0
-      ORDER BY ${order}`;
-
-  if (!s.terms.length) {
-    return sql`WITH ${readable}, p AS (SELECT m.id FROM messages m WHERE ${where} AND ${pageBoundsSql("m.id", page)}
-        ORDER BY m.id ${dir(!nf)} LIMIT ${page.limit + 1})
-      ${render(sql`m.id ${dir(!nf)}`)}`;
-  }
+  const frame = searchFrame(s, page, viewerId);
+  const { dir, nf, readable, render } = frame;
+  if (!s.terms.length) return frame.withoutWords;
+  // The GIN index covers live messages only: the condition must be in the query as written.
+  const where = sql`${frame.where} AND m.is_deleted = 0`;
 
   const q = sql`q(query) AS MATERIALIZED (SELECT ${tsQuery(s.terms)})`;
   const matches = sql`m.search_vector @@ (SELECT query FROM q) AND ${where}`;
