@@ -1,7 +1,9 @@
 // `npm run bench`: builds the Worker, runs it under workerd through Miniflare, seeds a realistic
 // data set, and drives it from a separate process (bench/load.mjs, autocannon) at fixed
 // concurrency. Every figure is measured in this one run; ratios compare endpoints against the
-// two floors measured in the same run. Writes bench/results/latest.json.
+// two floors measured in the same run, on the same backend. Writes bench/results/latest.json.
+// `BENCH_DB=pg npm run bench`: the same on Postgres (a throwaway cluster and the local stand-in
+// for Neon's proxies, bench/pg-d1.mjs); writes bench/results/latest-pg.json.
 import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,6 +18,8 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const SOCKETS = Number(process.env.BENCH_SOCKETS ?? 1000);
+const PG = process.env.BENCH_DB === "pg";
+if (!PG && process.env.BENCH_DB && process.env.BENCH_DB !== "d1") throw new Error(`BENCH_DB must be "d1" or "pg", not "${process.env.BENCH_DB}"`);
 const ADMIN_TOKEN = "bench-admin-token";
 const env = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
 const log = (...a) => console.log(...a);
@@ -27,7 +31,13 @@ rmSync(outdir, { recursive: true, force: true });
 log("Building the Worker (wrangler deploy --dry-run)...");
 execFileSync(process.execPath, [path.join(root, "node_modules/wrangler/bin/wrangler.js"), "deploy", "--dry-run", "--outdir", outdir], { cwd: root, env, stdio: "ignore" });
 
-// 2. Run it under workerd through Miniflare with the bindings of wrangler.toml.
+// 2. The database (Postgres: cluster, proxy, migrations), then the Worker under workerd through
+// Miniflare with the bindings of wrangler.toml (and those pointing it at Postgres).
+const pgBackend = PG ? await (await import("./pg-d1.mjs")).startPostgres() : undefined;
+const backend = pgBackend ? { id: "postgres", name: "Postgres", label: pgBackend.label } : { id: "d1", name: "D1", label: "D1 (Miniflare's local SQLite)" };
+log(`Backend: ${backend.label}`);
+// Pinned: a developer's .dev.vars (read by unstable_getMiniflareWorkerOptions) may point DB_BACKEND elsewhere.
+const dbBindings = pgBackend ? pgBackend.bindings : { DB_BACKEND: "d1", DB_PROXY: "" };
 const persist = mkdtempSync(path.join(tmpdir(), "bench-"));
 const { workerOptions } = unstable_getMiniflareWorkerOptions(path.join(root, "wrangler.toml"));
 function miniflareOptions(vars) {
@@ -35,7 +45,7 @@ function miniflareOptions(vars) {
     ...workerOptions,
     modules: true,
     scriptPath: path.join(outdir, "index.js"),
-    bindings: { ...workerOptions.bindings, ADMIN_TOKEN, BENCH_FLOORS: "1", ...vars },
+    bindings: { ...workerOptions.bindings, ADMIN_TOKEN, BENCH_FLOORS: "1", ...dbBindings, ...vars },
     host: "127.0.0.1",
     port: 0,
     d1Persist: path.join(persist, "d1"),
@@ -47,10 +57,10 @@ function miniflareOptions(vars) {
 }
 const mf = new Miniflare(miniflareOptions({ RATE_LIMITS: "0" }));
 let url = (await mf.ready).href.replace(/\/$/, "");
-const db = await mf.getD1Database("DB");
+const db = pgBackend ? pgBackend.db : await mf.getD1Database("DB");
 
-// 3. Migrations, as wrangler applies them.
-for (const file of readdirSync(path.join(root, "schema/migrations")).filter((f) => f.endsWith(".sql")).sort()) {
+// 3. Migrations, as wrangler applies them (Postgres: already applied by pg-d1.mjs).
+for (const file of PG ? [] : readdirSync(path.join(root, "schema/migrations")).filter((f) => f.endsWith(".sql")).sort()) {
   const queries = unstable_splitSqlQuery(readFileSync(path.join(root, "schema/migrations", file), "utf8"));
   await db.batch(queries.map((sql) => db.prepare(sql)));
 }
@@ -65,7 +75,7 @@ async function api(method, p, { token, json, form } = {}) {
   return { status: res.status, body: await res.json().catch(() => null) };
 }
 
-// 4. Actors through the API (they can log in), then the bulk data set straight into D1.
+// 4. Actors through the API (they can log in), then the bulk data set straight into the database.
 const now = Math.floor(Date.now() / 1000);
 const app = (await api("POST", "/admin/apps", { token: ADMIN_TOKEN, json: { name: "Bench" } })).body.data;
 const scope = "basic email files follow messages public_messages polls presence stream write_post";
@@ -78,6 +88,7 @@ for (let i = 0; i < 4; i++) {
 const appRow = await db.prepare(`SELECT id FROM apps WHERE client_id = '${app.client_id}'`).first();
 log(`Seeding ${SIZES.users} users, ${SIZES.posts} posts, ${SIZES.messages} messages, ${SIZES.interactions} interactions, ${SIZES.presence} presences...`);
 const seeded = await seedData(db, { appId: appRow.id, actorIds: actors.map((a) => Number(a.id)), now });
+await pgBackend?.afterSeed();
 
 // Tokens: one per actor for most endpoints; 200 for the limiter run, so no single token's
 // 5000-per-hour bucket is what is measured.
@@ -117,7 +128,7 @@ const endpoints = [
 ];
 const floors = [
   { name: "floor: constant envelope", paths: ["/v1/sys/bench/constant"] },
-  { name: "floor: one indexed D1 read", paths: span(seeded.userIds[0], seeded.userIds[1], 500).map((id) => `/v1/sys/bench/read/${id}`) },
+  { name: `floor: one indexed ${backend.name} read`, paths: span(seeded.userIds[0], seeded.userIds[1], 500).map((id) => `/v1/sys/bench/read/${id}`) },
 ];
 
 // Requests come from a client address, as at the edge (the limiter counts only client requests).
@@ -129,11 +140,13 @@ async function measure(e, tokenList) {
   await probe.arrayBuffer();
   if (probe.status !== 200) return { name: e.name, skipped: `probe answered ${probe.status}` };
   const r = await load({ paths: e.paths, tokens: e.token ? tokenList : [], headers: CLIENT });
+  // No request finished in the window: say so rather than print zeros that read as figures.
+  if (!r.requests_per_s) return { name: e.name, skipped: `no request completed in ${DURATION} s` };
   return { name: e.name, ...r, rate_limited: probe.headers.has("x-ratelimit-limit") };
 }
 
-const results = { started_at: new Date(started).toISOString(), machine: { cores: (await import("node:os")).cpus().length }, settings: { duration_s: DURATION, connections: CONNECTIONS }, data_set: SIZES, floors: [], endpoints: [] };
-log(`\nLoad: ${CONNECTIONS} connections, ${DURATION} s per endpoint`);
+const results = { started_at: new Date(started).toISOString(), backend: backend.id, machine: { cores: (await import("node:os")).cpus().length }, settings: { duration_s: DURATION, connections: CONNECTIONS }, data_set: SIZES, floors: [], endpoints: [] };
+log(`\nLoad on ${backend.name}: ${CONNECTIONS} connections, ${DURATION} s per endpoint`);
 for (const f of floors) results.floors.push(await measure(f, tokens));
 for (const e of endpoints) results.endpoints.push(await measure(e, tokens));
 const [constant, oneRead] = results.floors;
@@ -200,6 +213,10 @@ try {
   await mf.setOptions(miniflareOptions({ RATE_LIMITS: "1" }));
   url = (await mf.ready).href.replace(/\/$/, "");
   const off = results.endpoints.find((e) => e.name === "token");
+  // Warm, as the limits-off run was: each token's limiter object exists and has leased a block.
+  for (let i = 0; i < manyTokens.length; i += 20) {
+    await Promise.all(manyTokens.slice(i, i + 20).map((t) => fetch(`${url}/v1/token`, { headers: { ...CLIENT, authorization: `Bearer ${t}` } }).then((r) => r.arrayBuffer())));
+  }
   const on = await measure({ name: "token (rate limits on)", paths: ["/v1/token"], token: true }, manyTokens);
   if (!on.skipped && off && !off.skipped) {
     on.ratio_to_limits_off = +(on.requests_per_s / off.requests_per_s).toFixed(3);
@@ -211,6 +228,7 @@ try {
 }
 
 await mf.dispose();
+await pgBackend?.stop();
 rmSync(persist, { recursive: true, force: true });
 results.total_seconds = Math.round((Date.now() - started) / 1000);
 
@@ -218,14 +236,17 @@ results.total_seconds = Math.round((Date.now() - started) / 1000);
 const rows = [...results.floors, ...results.endpoints, results.rate_limiter].filter(Boolean);
 const pad = (s, n) => String(s ?? "").padEnd(n);
 const num = (s, n) => String(s ?? "").padStart(n);
-log(`\n${pad("endpoint", 30)}${num("req/s", 8)}${num("p50 ms", 8)}${num("p99 ms", 8)}${num("÷const", 8)}${num("÷1read", 8)}  notes`);
+const W = Math.max(30, ...rows.map((r) => r.name.length + 2)); // 30 on D1; "one indexed Postgres read" is longer
+log(`\nBackend: ${backend.label}`);
+log(`${pad("endpoint", W)}${num("req/s", 8)}${num("p50 ms", 8)}${num("p99 ms", 8)}${num("÷const", 8)}${num("÷1read", 8)}  notes`);
 for (const r of rows) {
-  if (r.skipped) log(`${pad(r.name, 30)}${num("-", 8)}${num("-", 8)}${num("-", 8)}${num("", 8)}${num("", 8)}  skipped: ${r.skipped}`);
-  else log(`${pad(r.name, 30)}${num(r.requests_per_s, 8)}${num(r.p50_ms, 8)}${num(r.p99_ms, 8)}${num(r.ratio_to_constant ?? "", 8)}${num(r.ratio_to_one_read ?? "", 8)}  ${r.non2xx ? `${r.non2xx} non-2xx ` : ""}${r.ratio_to_limits_off ? `÷limits-off ${r.ratio_to_limits_off}` : ""}`);
+  if (r.skipped) log(`${pad(r.name, W)}${num("-", 8)}${num("-", 8)}${num("-", 8)}${num("", 8)}${num("", 8)}  skipped: ${r.skipped}`);
+  else log(`${pad(r.name, W)}${num(r.requests_per_s, 8)}${num(r.p50_ms, 8)}${num(r.p99_ms, 8)}${num(r.ratio_to_constant ?? "", 8)}${num(r.ratio_to_one_read ?? "", 8)}  ${r.non2xx ? `${r.non2xx} non-2xx ` : ""}${r.ratio_to_limits_off ? `÷limits-off ${r.ratio_to_limits_off}` : ""}`);
 }
 if (results.streams.skipped) log(`\nstreams: skipped: ${results.streams.skipped}`);
 else log(`\nstreams: one write to ${results.streams.sockets} app stream sockets: p50 ${results.streams.p50_ms} ms, p99 ${results.streams.p99_ms} ms (${results.streams.writes} writes)`);
 log(`\nTotal ${results.total_seconds} s`);
 mkdirSync(path.join(root, "bench/results"), { recursive: true });
-writeFileSync(path.join(root, "bench/results/latest.json"), JSON.stringify(results, null, 2) + "\n");
-log("Wrote bench/results/latest.json");
+const resultFile = `bench/results/latest${PG ? "-pg" : ""}.json`;
+writeFileSync(path.join(root, resultFile), JSON.stringify(results, null, 2) + "\n");
+log(`Wrote ${resultFile}`);

@@ -1,6 +1,7 @@
-// Seeds the benchmark's data set straight into D1 (multi-row INSERTs of literal values, batched),
-// keeping the invariants the API keeps at write time: counters, thread ids, the FTS index (its
-// triggers run on insert), merged interaction groups.
+// Seeds the benchmark's data set straight into the database (multi-row INSERTs of literal values,
+// batched), keeping the invariants the API keeps at write time: counters, thread ids, the message
+// search index (D1: FTS5 triggers run on insert; Postgres: a generated column), merged interaction
+// groups. `db` is D1 or bench/pg-d1.mjs's D1-like handle, so the SQL is what both accept.
 import cliProgress from "cli-progress";
 
 export const SIZES = { users: 10_000, posts: 100_000, channels: 100, messages: 100_000, interactions: 50_000, presence: 10_000 };
@@ -69,7 +70,7 @@ export async function seedData(db, { appId, actorIds, now }) {
   }, bar);
   // The actors follow 50 users each so their unified streams have content.
   for (const a of actorIds) {
-    await db.batch(Array.from({ length: 50 }, (_, k) => db.prepare(`INSERT OR IGNORE INTO follows VALUES (${a}, ${userId(k * 37)}, ${now - 86400})`)));
+    await db.batch(Array.from({ length: 50 }, (_, k) => db.prepare(`INSERT INTO follows (follower_id, followed_id, created_at) VALUES (${a}, ${userId(k * 37)}, ${now - 86400}) ON CONFLICT DO NOTHING`)));
   }
 
   const postBase = (await db.prepare("SELECT coalesce(max(id), 0) AS m FROM posts").first()).m;
@@ -99,10 +100,13 @@ export async function seedData(db, { appId, actorIds, now }) {
       q(`<span itemscope itemtype="https://schema.example.io/Message">${esc(text)}</span>`), q('{"links":[],"mentions":[],"tags":[]}'), now - (SIZES.messages - i) * 5];
   }, bar);
 
-  // Interactions about the first actor: bookmarks, reposts and replies of their posts and
-  // follows of them, as merged groups (a group per object per day) with their events.
-  const actor = actorIds[0];
-  const actorPosts = (await db.prepare(`SELECT id FROM posts WHERE user_id = ${actor} ORDER BY id LIMIT 200`).all()).results.map((r) => r.id);
+  // Interactions about every actor (the interactions row rotates their tokens, and each must get
+  // a real page): bookmarks, reposts and replies of their posts and follows of them, as merged
+  // groups (a group per object per day) with their events; the groups are dealt out in turn.
+  const postsOf = new Map();
+  for (const actor of actorIds) {
+    postsOf.set(actor, (await db.prepare(`SELECT id FROM posts WHERE user_id = ${actor} ORDER BY id LIMIT 200`).all()).results.map((r) => r.id));
+  }
   const groupBase = (await db.prepare("SELECT coalesce(max(id), 0) AS m FROM interaction_groups").first()).m;
   const eventBase = (await db.prepare("SELECT coalesce(max(id), 0) AS m FROM interaction_events").first()).m;
   const eventsPerGroup = 5;
@@ -111,7 +115,9 @@ export async function seedData(db, { appId, actorIds, now }) {
   bar = bars.create(SIZES.interactions + groups, 0, { name: "interactions" });
   await insertRows(db, "interaction_groups", ["id", "user_id", "action", "object_id", "latest_event_id", "latest_at"], groups, (g) => {
     const action = actions[g % actions.length];
-    return [groupBase + 1 + g, actor, q(action), action === "follow" ? actor : actorPosts[g % actorPosts.length],
+    const actor = actorIds[Math.floor(g / actions.length) % actorIds.length];
+    const own = postsOf.get(actor);
+    return [groupBase + 1 + g, actor, q(action), action === "follow" ? actor : own[g % own.length],
       eventBase + (g + 1) * eventsPerGroup, now - (groups - g) * 86400 * 2];
   }, bar);
   await insertRows(db, "interaction_events", ["id", "group_id", "actor_id", "created_at"], SIZES.interactions, (e) => {

@@ -9,7 +9,6 @@
 // own clone of it (CREATE DATABASE … TEMPLATE, tens of milliseconds), dropped afterwards.
 import { spawn } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
-import net from "node:net";
 import path from "node:path";
 
 const args = process.argv.slice(2);
@@ -23,16 +22,6 @@ const files = walk("test").sort().filter((f) => !filters.length || filters.some(
 const vitest = path.join("node_modules", "vitest", "vitest.mjs");
 const strip = (s) => s.replace(/\x1b\[[0-9;]*m/g, "");
 
-/** A port nothing listens on now (the OS picks it). */
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const srv = net.createServer().once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-
 /** Runs one Vitest process; its combined output and exit status. */
 const runVitest = (file, env) =>
   new Promise((resolve) => {
@@ -45,7 +34,7 @@ const runVitest = (file, env) =>
 
 let backend = { name: "D1", env: () => ({}), done: async () => {}, stop: async () => {} };
 if (pgMode) {
-  const { startCluster, startProxy, migrate, createDatabase, dropDatabase } = await import("./pg/cluster.mjs");
+  const { freePort, startCluster, startProxy, migrate, createDatabase, dropDatabase } = await import("./pg/cluster.mjs");
   const cluster = await startCluster({ port: await freePort() });
   const proxy = await startProxy({ port: await freePort() });
   const stop = async () => {

@@ -15,6 +15,7 @@
 //       node scripts/pg/cluster.mjs create NAME [--template T] [--port P]   |   drop NAME [--port P]
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, mkdirSync, statfsSync } from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -39,6 +40,16 @@ function tempBase() {
   return os.tmpdir();
 }
 const makeTempDir = () => mkdtempSync(path.join(tempBase(), "pg-cluster-"));
+
+/** A port nothing listens on now (the OS picks it), for clusters and proxies of tests and benches. */
+export const freePort = () =>
+  new Promise((resolve, reject) => {
+    const srv = net.createServer().once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
 
 /** postgresql://app:app@127.0.0.1:PORT/DB — the form the Neon driver and the proxy accept. */
 export const databaseUrl = (db, port = currentPort) =>

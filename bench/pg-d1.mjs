@@ -1,0 +1,100 @@
+// Postgres for `BENCH_DB=pg npm run bench`: a throwaway cluster and the local stand-in for Neon's
+// proxies (scripts/pg/), a freshly migrated database, the Worker bindings that point at them, and a
+// D1-like handle (prepare/bind/first/all/run, batch = one transaction) over node-postgres, so
+// bench/seed.mjs writes straight into the database as it does into D1.
+import { rmSync } from "node:fs";
+import pg from "pg";
+import { freePort, migrate, startCluster, startProxy, stopCluster } from "../scripts/pg/cluster.mjs";
+
+const DB = "bench";
+
+// Numbers as D1 gives them: int8 (ids, count(*)) and numeric come back as strings from pg by default.
+const types = { getTypeParser: (oid, format) => (oid === 20 || oid === 1700 ? Number : pg.types.getTypeParser(oid, format)) };
+
+// D1's `?` and `?N` placeholders become `$N`; string literals are left alone.
+const toPg = (sql) => {
+  let n = 0;
+  return sql.replace(/'(?:[^']|'')*'|\?(\d*)/g, (m, d) => (m[0] === "'" ? m : `$${d || ++n}`));
+};
+
+/** The part of D1's API that bench/seed.mjs and bench/run.mjs use, on one pg client. */
+function d1Like(client) {
+  const statement = (sql, params = []) => {
+    const exec = async () => {
+      const r = await client.query(toPg(sql), params);
+      return { results: r.rows ?? [], success: true, meta: { changes: r.rowCount ?? 0 } };
+    };
+    return {
+      bind: (...args) => statement(sql, args),
+      all: exec,
+      run: exec,
+      async first(col) {
+        const row = (await exec()).results[0] ?? null;
+        return col && row ? row[col] : row;
+      },
+    };
+  };
+  return {
+    prepare: (sql) => statement(sql),
+    async batch(statements) {
+      await client.query("BEGIN");
+      try {
+        const out = [];
+        for (const s of statements) out.push(await s.all());
+        await client.query("COMMIT");
+        return out;
+      } catch (err) {
+        await client.query("ROLLBACK").catch(() => {});
+        throw err;
+      }
+    },
+  };
+}
+
+/**
+ * Starts the cluster and the proxy on free ports and migrates a fresh database. Both are stopped by
+ * stop(), and also when this process exits any other way (error, SIGINT/SIGTERM): the cluster is a
+ * daemon that would otherwise outlive it; the proxy is a child that ends with its IPC channel.
+ */
+export async function startPostgres() {
+  let cluster, proxy, client;
+  const stopNow = () => {
+    if (cluster) stopCluster(cluster.dir), rmSync(cluster.dir, { recursive: true, force: true });
+    cluster = undefined;
+  };
+  process.once("exit", stopNow);
+  for (const [sig, code] of [["SIGINT", 130], ["SIGTERM", 143]]) process.once(sig, () => process.exit(code));
+
+  cluster = await startCluster({ port: await freePort() });
+  const port = cluster.port;
+  await migrate({ db: DB, port });
+  proxy = await startProxy({ port: await freePort(), child: true });
+  client = new pg.Client({ connectionString: cluster.url(DB), types });
+  await client.connect();
+  return {
+    name: "Postgres",
+    label: `Postgres (Neon driver through the local proxy, cluster 127.0.0.1:${port})`,
+    bindings: { DB_BACKEND: "postgres", DATABASE_URL: cluster.url(DB), DB_PROXY: `127.0.0.1:${proxy.port}` },
+    db: d1Like(client),
+    /**
+     * After the seed: identity sequences past the explicit ids it inserted (else the API's inserts
+     * collide), then fresh planner statistics.
+     */
+    async afterSeed() {
+      const { rows } = await client.query(
+        "SELECT table_name AS t FROM information_schema.columns WHERE table_schema = 'public' AND column_name = 'id' AND is_identity = 'YES'",
+      );
+      for (const { t } of rows) {
+        await client.query(`SELECT setval(pg_get_serial_sequence($1, 'id'), max(id)) FROM "${t}" HAVING max(id) IS NOT NULL`, [t]);
+      }
+      await client.query("ANALYZE");
+    },
+    async stop() {
+      await client?.end().catch(() => {});
+      client = undefined;
+      await proxy?.stop().catch(() => {});
+      proxy = undefined;
+      stopNow();
+    },
+  };
+}
