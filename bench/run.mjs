@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from "wrangler";
 import WebSocket from "ws";
+import { measureReplay } from "./replay.mjs";
 import { SIZES, seedData } from "./seed.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -208,6 +209,9 @@ function openSocket(wsUrl) {
   });
 }
 
+// 6b. Resumable streams: replay of 1,000 missed events on reconnect, and fan-out while a replay runs.
+results.replay = await measureReplay({ url, adminToken: ADMIN_TOKEN, postToken: tokens[1], sockets: SOCKETS, log }).catch((e) => ({ skipped: String(e.message ?? e) }));
+
 // 7. The rate limiter's cost: the same endpoint with limits on, against limits off above.
 try {
   await mf.setOptions(miniflareOptions({ RATE_LIMITS: "1" }));
@@ -245,6 +249,8 @@ for (const r of rows) {
 }
 if (results.streams.skipped) log(`\nstreams: skipped: ${results.streams.skipped}`);
 else log(`\nstreams: one write to ${results.streams.sockets} app stream sockets: p50 ${results.streams.p50_ms} ms, p99 ${results.streams.p99_ms} ms (${results.streams.writes} writes)`);
+if (results.replay.skipped) log(`replay: skipped: ${results.replay.skipped}`);
+else log(`replay: ${results.replay.replay.events} missed events replayed on reconnect in ${results.replay.replay.ms} ms; one write to ${results.replay.fanout.sockets} sockets with a ${results.replay.fanout.replaying}-event replay running: p50 ${results.replay.fanout.p50_ms} ms, p99 ${results.replay.fanout.p99_ms} ms`);
 log(`\nTotal ${results.total_seconds} s`);
 mkdirSync(path.join(root, "bench/results"), { recursive: true });
 const resultFile = `bench/results/latest${PG ? "-pg" : ""}.json`;

@@ -3,30 +3,23 @@ import { openDb, type RawResult } from "../db";
 import { runBatch } from "../db/batch";
 import { allAppHubs, typeMask, userHubFor } from "./hubs";
 import type { StampedEvent } from "./publish";
-import { LIST_TYPES, planRoute, type AppAudience } from "./routing";
+import type { StoredEvent } from "./replay";
+import { LIST_TYPES, planRoute, type AppAudience, type OwnConnections } from "./routing";
 
-/** One event as the app stream hubs receive it: the frame is serialized once for every socket. */
+/** One event as the app stream hubs receive it: serialized once; each hub numbers it per stream key. */
 export interface AppHubEvent {
   /** Bit of the event's object type (see `typeMask`). */
   mask: number;
-  frame: string;
+  event: StoredEvent;
   /** Apps whose streams may receive it; null: every app. */
   appIds: number[] | null;
 }
 
-/** One event as a user's stream hub receives it: meta without `subscription_ids`, data serialized once. */
+/** One event as a user's stream hub receives it: data serialized once, and the connections it goes to. */
 export interface UserHubEvent {
-  meta: EventMeta;
-  data: string;
-  /** Subscriptions of this user that asked for it, per connection. */
-  targets: { connectionId: string; subscriptionIds: string[] }[];
-}
-
-interface EventMeta {
-  type: string;
-  id: string;
-  timestamp: number;
-  is_deleted?: true;
+  event: StoredEvent;
+  /** Subscriptions of this user that asked for it, per connection; or the user's own connections. */
+  targets: { connectionId: string; subscriptionIds: string[] }[] | OwnConnections;
 }
 
 interface RecipientRow {
@@ -41,15 +34,16 @@ interface RecipientRow {
  * 1. Every event is planned from its own content (src/events/routing.ts): its app-stream
  *    audience and, if any, a statement finding the live user-stream subscriptions it concerns.
  * 2. All those statements run in ONE D1 batch.
- * 3. App streams: the events go once to each hub shard, which sends every frame only to the
- *    sockets whose stream listens for that type (and app). Events that need no lookup leave
- *    before the batch returns.
- * 4. User streams: one call per recipient user to that user's hub, which stamps
- *    `subscription_ids` per connection. A token revocation then closes the token's connections.
+ * 3. App streams: the events go once to each hub shard, which numbers each for the stream keys
+ *    listening for its type (and app), keeps it for replay, and sends it to their sockets.
+ *    Events that need no lookup leave before the batch returns.
+ * 4. User streams: one call per recipient user to that user's hub, which numbers each event
+ *    per connection and stamps its `subscription_ids`. A token revocation then closes the
+ *    token's connections.
  */
 export async function deliverEvents(env: Env, events: StampedEvent[]): Promise<void> {
   const db = openDb(env);
-  const plans = events.map((e) => ({ event: e, ...planRoute(e), meta: metaOf(e), data: JSON.stringify(dataOf(e)) }));
+  const plans = events.map((e) => ({ event: e, ...planRoute(e), stored: storedOf(e) }));
 
   const statements: SQL[] = [];
   const slot = (s: SQL | null) => (s ? statements.push(s) - 1 : -1);
@@ -58,7 +52,7 @@ export async function deliverEvents(env: Env, events: StampedEvent[]): Promise<v
   const appEvents = (results: RawResult[]) =>
     plans.map((p, i) => ({
       mask: typeMask([p.event.type]),
-      frame: `{"meta":${JSON.stringify(p.meta)},"data":${p.data}}`,
+      event: p.stored,
       appIds: resolveApps(p.appAudience, results[slots[i].apps]),
     }));
   // Public events need no lookup: they go to the app hubs while the batch runs.
@@ -78,8 +72,9 @@ export async function deliverEvents(env: Env, events: StampedEvent[]): Promise<v
       conns.set(r.connection_id, [...(conns.get(r.connection_id) ?? []), r.id]);
     }
     for (const [userId, conns] of byUser) {
-      forUser(userId).events.push({ meta: p.meta, data: p.data, targets: [...conns].map(([connectionId, subscriptionIds]) => ({ connectionId, subscriptionIds })) });
+      forUser(userId).events.push({ event: p.stored, targets: [...conns].map(([connectionId, subscriptionIds]) => ({ connectionId, subscriptionIds })) });
     }
+    if (p.ownConnections) forUser(p.ownConnections.userId).events.push({ event: p.stored, targets: p.ownConnections });
     const { route } = p.event;
     if (p.event.type === "token" && p.event.isDeleted && route?.tokenId !== undefined && route.actorId !== undefined) {
       forUser(route.actorId).revokedTokens.push(route.tokenId);
@@ -106,8 +101,7 @@ function resolveApps(audience: AppAudience, result: RawResult | undefined): numb
   return row.apps === null ? null : (JSON.parse(row.apps) as number[]);
 }
 
-function metaOf(e: StampedEvent): EventMeta {
-  return { type: e.type, id: e.id, timestamp: e.timestamp, ...(e.isDeleted ? { is_deleted: true as const } : {}) };
+function storedOf(e: StampedEvent): StoredEvent {
+  const data = LIST_TYPES.has(e.type) && !Array.isArray(e.data) ? [e.data] : e.data;
+  return { type: e.type, timestamp: e.timestamp, isDeleted: e.isDeleted === true, data: JSON.stringify(data) };
 }
-
-const dataOf = (e: StampedEvent) => (LIST_TYPES.has(e.type) && !Array.isArray(e.data) ? [e.data] : e.data);

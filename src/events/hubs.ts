@@ -58,10 +58,12 @@ export const randomId = () => crypto.randomUUID().replaceAll("-", "");
 
 /**
  * Close codes sent to stream sockets. Clients reconnect after 4000 (and send a message, e.g.
- * `ping`, at least every 60 s); 4001 and 4003 mean the stream or its token is gone.
+ * `ping`, at least every 60 s); 4001 and 4003 mean the stream or its token is gone; 4002 that a
+ * newer socket resumed the same user stream connection.
  */
 export const CLOSE = {
   idle: { code: 4000, reason: `idle: no client message for ${MORE_LIMITS.streamIdleSeconds} seconds` },
   deleted: { code: 4001, reason: "stream deleted" },
+  replaced: { code: 4002, reason: "connection resumed by another socket" },
   revoked: { code: 4003, reason: "access token deleted" },
 } as const;

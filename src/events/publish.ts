@@ -22,12 +22,18 @@ export const OBJECT_TYPES = [
 export type ObjectType = (typeof OBJECT_TYPES)[number];
 
 /**
+ * Event types: the app stream object types, and `marker` (a read position moved), which only
+ * the user's own user stream connections receive.
+ */
+export type EventType = ObjectType | "marker";
+
+/**
  * Something that happened, as streams deliver it (decisions §8). `data` is the object rendered
  * without viewer-specific flags; `is_deleted` marks deletions and undos. `route` carries the
  * ids the stream hub needs to find interested user-stream subscriptions without a lookup.
  */
 export interface DomainEvent {
-  type: ObjectType;
+  type: EventType;
   data: unknown;
   isDeleted?: boolean;
   route?: {
@@ -40,12 +46,16 @@ export interface DomainEvent {
     appId?: number;
     /** Token revocations: the deleted token, whose user-stream connections are then closed. */
     tokenId?: number;
+    /** Marker events: the actor's connection that made the change (it is not told of it). */
+    exceptConnectionId?: string;
   };
 }
 
-/** An event as delivered: stamped once, so every socket sees the same `id` and `timestamp`. */
+/**
+ * An event as delivered: stamped once, so every socket sees the same `timestamp`. Its `meta.id`
+ * is given by each stream hub: the cursor of the stream it goes to (src/events/replay.ts).
+ */
 export interface StampedEvent extends DomainEvent {
-  id: string;
   /** Unix seconds. */
   timestamp: number;
 }
@@ -77,6 +87,6 @@ export function publishFromEnv(env: Env, ctx: { waitUntil(promise: Promise<unkno
 
 function publishAt(env: Env, ctx: { waitUntil(promise: Promise<unknown>): void }, timestamp: number, events: DomainEvent[]): void {
   if (!sink || !events.length) return;
-  const stamped = events.map((e) => ({ ...e, id: crypto.randomUUID(), timestamp }));
+  const stamped = events.map((e) => ({ ...e, timestamp }));
   ctx.waitUntil(sink(env, stamped).catch((e) => console.error(JSON.stringify({ error: "event delivery failed", detail: String(e) }))));
 }

@@ -1,11 +1,14 @@
 import type { SQL } from "drizzle-orm";
+import { markerChannelId } from "../stores/markers";
 import {
   appsAuthorizedBy,
   channelAudience,
+  channelPresenceAudience,
   channelRecipients,
   endpointRecipients,
   ownerRecipients,
   postRecipients,
+  type StreamEndpoint,
 } from "../stores/stream-subscriptions";
 import type { StampedEvent } from "./publish";
 
@@ -19,6 +22,26 @@ export interface RoutePlan {
   appAudience: AppAudience;
   /** Finds the user-stream subscriptions the event goes to (rows id, connection_id, user_id); null: none. */
   recipients: SQL | null;
+  /** Events for one user's own connections, whatever they subscribed to (markers). */
+  ownConnections?: OwnConnections;
+}
+
+/**
+ * Every user stream connection of `userId` but `exceptConnectionId`; each frame carries the ids
+ * of that connection's subscriptions to `endpoints` (of `channelId`), possibly none.
+ */
+export interface OwnConnections {
+  userId: number;
+  exceptConnectionId?: string;
+  endpoints: StreamEndpoint[];
+  channelId: number | null;
+}
+
+/** The subscribable endpoints whose stream a marker belongs to (decisions §6). */
+function markerEndpoints(name: string): StreamEndpoint[] {
+  if (name === "personal") return ["posts_me", "posts_unified"];
+  if (name === "mentions") return ["mentions"];
+  return markerChannelId(name) === null ? [] : ["channel_messages"];
 }
 
 type Obj = Record<string, unknown> | undefined;
@@ -52,7 +75,11 @@ function mentionIds(post: Obj): number[] | undefined {
  * blocked users left out); message, channel, user_channel_presence → `/channels/{id}/messages`
  * of that channel; token → `/token` of the token's user through the same app; user → `/token`
  * of that user (their own profile); file → `/users/me/files` of the owner; user_presence →
- * every `/presence` subscription.
+ * every `/presence` subscription; marker → every other connection of the marker's user.
+ *
+ * App streams: `user` (a profile change) goes only to apps the user authorized, and
+ * `user_channel_presence` only to apps the present user authorized that may also see the
+ * channel (it is public, or one of its members authorized them), as the public service documents.
  */
 export function planRoute(e: StampedEvent): RoutePlan {
   const route = e.route ?? {};
@@ -69,7 +96,15 @@ export function planRoute(e: StampedEvent): RoutePlan {
       return { appAudience: ALL, recipients: null };
     case "user": {
       const userId = num(data?.id) ?? route.actorId;
-      return { appAudience: ALL, recipients: userId === undefined ? null : ownerRecipients("token", userId) };
+      if (userId === undefined) return { appAudience: NOBODY, recipients: null };
+      return { appAudience: authorizedBy([userId]), recipients: ownerRecipients("token", userId) };
+    }
+    case "marker": {
+      const userId = route.actorId;
+      const name = String(data?.name ?? "");
+      if (userId === undefined) return { appAudience: NOBODY, recipients: null };
+      const own = { userId, exceptConnectionId: route.exceptConnectionId, endpoints: markerEndpoints(name), channelId: markerChannelId(name) };
+      return { appAudience: NOBODY, recipients: null, ownConnections: own };
     }
     case "user_presence":
       return { appAudience: ALL, recipients: endpointRecipients("presence") };
@@ -100,12 +135,17 @@ export function planRoute(e: StampedEvent): RoutePlan {
       const creator = ownerOf(poll) ?? route.userIds?.[0];
       return { appAudience: creator === undefined ? NOBODY : authorizedBy([creator]), recipients: null };
     }
-    case "message":
-    case "channel":
-    case "channel_subscription":
     case "user_channel_presence": {
       const channelId = route.channelId ?? channelOf(e);
-      if (channelId === undefined) return { appAudience: e.type === "user_channel_presence" ? ALL : NOBODY, recipients: null };
+      const userId = num(asList(e.data)[0]?.id) ?? route.actorId;
+      if (channelId === undefined || userId === undefined) return { appAudience: NOBODY, recipients: null };
+      return { appAudience: { kind: "query", statement: channelPresenceAudience(channelId, userId) }, recipients: channelRecipients(channelId) };
+    }
+    case "message":
+    case "channel":
+    case "channel_subscription": {
+      const channelId = route.channelId ?? channelOf(e);
+      if (channelId === undefined) return { appAudience: NOBODY, recipients: null };
       return {
         appAudience: { kind: "query", statement: channelAudience(channelId) },
         recipients: e.type === "channel_subscription" ? null : channelRecipients(channelId),

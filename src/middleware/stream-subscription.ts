@@ -33,7 +33,8 @@ const UNKNOWN_CONNECTION = "'connection_id' names no open user stream of this us
  * `?connection_id=` subscribes that connection of the caller's user stream to the endpoint and
  * adds `meta.subscription_id` to the normal response. The subscription is made before the
  * handler runs, so no event between the page read and the subscription is lost, and undone if
- * the handler fails (its own access rules and validation decide, as without `connection_id`).
+ * the handler fails (its own access rules and validation decide, as without `connection_id`);
+ * the error then carries no `subscription_id`.
  * The same endpoint twice on one connection gives the same subscription; at most
  * MORE_LIMITS.subscriptionsPerConnection per connection (400).
  */
@@ -55,9 +56,20 @@ export const streamSubscription: MiddlewareHandler<AppEnv> = async (c, next) => 
   }
   addMeta(c, { subscription_id: result.subscriptionId });
   await next();
-  if (result.created && (c.error || c.res.status >= 300)) {
+  if (!c.error && c.res.status < 300) return;
+  // Refused: an error must not look like a subscription (the error envelope carries extra meta).
+  c.res = await withoutSubscriptionId(c.res);
+  if (result.created) {
     await hub.unsubscribe(connectionId!, result.subscriptionId).catch((e) =>
       console.error(JSON.stringify({ error: "undoing a subscription failed", detail: String(e) })),
     );
   }
 };
+
+/** The same error response, minus `meta.subscription_id` (error bodies are small envelopes). */
+async function withoutSubscriptionId(res: Response): Promise<Response> {
+  const body = (await res.clone().json().catch(() => null)) as { meta?: Record<string, unknown> } | null;
+  if (!body?.meta || !("subscription_id" in body.meta)) return res;
+  delete body.meta.subscription_id;
+  return new Response(JSON.stringify(body), res);
+}

@@ -6,7 +6,8 @@ import { CLOSE } from "../events/hubs";
  * 60 s). Every socket's attachment carries `at`, the time (ms) of its last client message; the
  * text `ping` is answered `pong` by the runtime without waking the object, and the time of
  * that auto-response counts as activity too. One alarm per hub walks the sockets (once per
- * idle period, never per event) and closes those past the limit.
+ * idle period, never per event) and closes those past the limit; the same alarm trims the
+ * hub's replay buffer.
  */
 const IDLE_MS = MORE_LIMITS.streamIdleSeconds * 1000;
 
@@ -26,28 +27,33 @@ function lastActivity(ctx: DurableObjectState, ws: WebSocket): number {
   return Math.max((ws.deserializeAttachment() as Activity | null)?.at ?? 0, ping);
 }
 
-/** Makes sure an idle check is scheduled (call after accepting a socket). */
-export async function armIdleAlarm(ctx: DurableObjectState): Promise<void> {
-  if ((await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(Date.now() + IDLE_MS);
+/**
+ * Makes sure the hub's alarm runs by `at` (call after accepting a socket, or when something
+ * else needs the alarm). A stored alarm in the past never fired (e.g. kept over a restart of
+ * the local runtime, which does not schedule it again): it is set again, to run now.
+ */
+export async function armAlarm(ctx: { storage: Pick<DurableObjectStorage, "getAlarm" | "setAlarm"> }, at: number, now = Date.now()): Promise<void> {
+  const current = await ctx.storage.getAlarm();
+  if (current === null || current > at) await ctx.storage.setAlarm(at);
+  else if (current < now) await ctx.storage.setAlarm(now);
 }
 
+/** The alarm time for an idle check of a socket accepted now. */
+export const idleDeadline = (now = Date.now()) => now + IDLE_MS;
+
 /**
- * Closes the sockets idle for longer than the limit and schedules the next check at the
- * earliest deadline of those left (none left: no alarm). Returns the closed sockets.
+ * Closes the sockets idle for longer than the limit. Returns the earliest idle deadline of
+ * those left (Infinity: none), for the hub to schedule its next alarm.
  */
-export async function closeIdleSockets(ctx: DurableObjectState, now = Date.now()): Promise<WebSocket[]> {
-  const closed: WebSocket[] = [];
+export function closeIdleSockets(ctx: DurableObjectState, now = Date.now()): number {
   let next = Infinity;
   for (const ws of ctx.getWebSockets()) {
     if (ws.readyState !== WebSocket.OPEN) continue;
     const deadline = lastActivity(ctx, ws) + IDLE_MS;
-    if (deadline <= now) {
-      closeQuietly(ws, CLOSE.idle);
-      closed.push(ws);
-    } else next = Math.min(next, deadline);
+    if (deadline <= now) closeQuietly(ws, CLOSE.idle);
+    else next = Math.min(next, deadline);
   }
-  if (next !== Infinity) await ctx.storage.setAlarm(Math.max(next, now + 1000));
-  return closed;
+  return next;
 }
 
 /** Closes a socket, ignoring one that is already closing. */

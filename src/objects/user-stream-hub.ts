@@ -2,6 +2,8 @@ import { DurableObject } from "cloudflare:workers";
 import { MORE_LIMITS } from "../config";
 import type { UserHubEvent } from "../events/deliver";
 import { CLOSE, randomId } from "../events/hubs";
+import { frameText, REPLAY_TRIM_MS, replayLimits, type ReplayLimits } from "../events/replay";
+import type { OwnConnections } from "../events/routing";
 import { openDb } from "../db";
 import {
   deleteConnectionSubscriptions,
@@ -10,13 +12,17 @@ import {
   pruneUserSubscriptions,
   type StreamEndpoint,
 } from "../stores/stream-subscriptions";
-import { armIdleAlarm, closeIdleSockets, closeQuietly, completeClose, touch, type Activity } from "./socket-idle";
+import { ReplayBuffer } from "./replay-buffer";
+import { CatchUp } from "./replay-sockets";
+import { armAlarm, closeIdleSockets, closeQuietly, completeClose, idleDeadline, touch, type Activity } from "./socket-idle";
 
-/** Who opens a user stream (checked by the Worker from the token). */
+/** Who opens a user stream (checked by the Worker from the token), and the connection it resumes, if any. */
 export interface UserStreamConnect {
   userId: number;
   appId: number;
   tokenId: number;
+  /** `connection_id` of a dropped connection to take up again, and `since`: the last `meta.id` processed. */
+  resume?: { connectionId: string; since?: string };
 }
 
 interface Subscription {
@@ -25,29 +31,57 @@ interface Subscription {
   channelId: number | null;
 }
 
-interface Attachment extends Activity, UserStreamConnect {
+interface Attachment extends Activity {
   connectionId: string;
+}
+
+/** A connection as stored: it outlives its socket for the replay window, so it can be resumed. */
+interface Connection {
+  id: string;
+  userId: number;
+  streamId: number;
+  tokenId: number;
+  appId: number;
   subscriptions: Subscription[];
 }
 
 export type SubscribeResult = { subscriptionId: string; created: boolean } | { error: "no_connection" | "full" };
 export type UnsubscribeResult = "ok" | "no_connection" | "no_subscription";
+/** Why a connection ended for good: what a later resume is told. */
+type EndReason = "deleted" | "revoked" | "expired";
 
 const connectionTag = (id: string) => `c:${id}`;
 const tokenTag = (id: number) => `t:${id}`;
+/** How long the reason a connection ended is kept, to refuse a late resume with it. */
+const ENDED_KEPT_MS = 24 * 3600 * 1000;
 
 /**
  * The user stream connections of ONE user (`getByName("user:<id>")`), held with the WebSocket
- * Hibernation API. A socket's subscriptions live in its attachment (at most 16); the same
- * subscriptions are mirrored in the D1 table `stream_subscriptions`, the index the event router
- * queries to find who wants an event. This object is the authority: it serializes
- * subscribe/unsubscribe per user, and a routed event is sent only for subscriptions it still
- * holds (rows left behind by lost sockets are deleted when they are met).
+ * Hibernation API. A connection (its token, app and at most 16 subscriptions) lives in this
+ * object's SQLite and outlives its socket: after a drop it keeps receiving events into its
+ * replay buffer for the replay window, and `GET /v1/user?connection_id=…&since=…` takes it up
+ * again with the same subscriptions. Later it ends, and so does a deleted or revoked one.
+ * The subscriptions are mirrored in the D1 table `stream_subscriptions`, the index the event
+ * router queries to find who wants an event. This object is the authority: it serializes
+ * subscribe/unsubscribe per user, and a routed event is kept only for subscriptions it still
+ * holds (rows left behind are deleted when they are met).
  */
 export class UserStreamHub extends DurableObject<Env> {
+  private readonly buffer: ReplayBuffer;
+  private readonly catchUp: CatchUp;
+  private readonly limits: ReplayLimits;
+  private trimArmed = false;
+
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
+    this.buffer = new ReplayBuffer(ctx.storage.sql);
+    this.catchUp = new CatchUp(this.buffer);
+    this.limits = replayLimits(env);
+    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS connections (
+      id TEXT PRIMARY KEY, user_id INTEGER NOT NULL, stream_id INTEGER NOT NULL, token_id INTEGER NOT NULL,
+      app_id INTEGER NOT NULL, subscriptions TEXT NOT NULL)`);
+    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS ended (id TEXT PRIMARY KEY, reason TEXT NOT NULL, at INTEGER NOT NULL)");
   }
 
   private get db() {
@@ -58,20 +92,82 @@ export class UserStreamHub extends DurableObject<Env> {
   override async fetch(request: Request): Promise<Response> {
     const who = JSON.parse(request.headers.get("X-Connection") ?? "null") as UserStreamConnect | null;
     if (!who || request.headers.get("Upgrade")?.toLowerCase() !== "websocket") return new Response(null, { status: 400 });
+    let conn: Connection;
+    if (who.resume) {
+      const found = this.connection(who.resume.connectionId);
+      if (!found) return refuse(this.whyGone(who.resume.connectionId));
+      if (found.tokenId !== who.tokenId) return refuse("'connection_id' was opened with another access token; resume it with the same token");
+      // The client may come back before this side noticed the drop: the new socket takes over.
+      for (const old of this.ctx.getWebSockets(connectionTag(found.id))) closeQuietly(old, CLOSE.replaced);
+      conn = found;
+    } else {
+      const id = randomId();
+      conn = { id, userId: who.userId, streamId: this.buffer.open(connectionTag(id)).id, tokenId: who.tokenId, appId: who.appId, subscriptions: [] };
+      this.ctx.storage.sql.exec(
+        "INSERT INTO connections (id, user_id, stream_id, token_id, app_id, subscriptions) VALUES (?, ?, ?, ?, ?, '[]')",
+        id,
+        conn.userId,
+        conn.streamId,
+        conn.tokenId,
+        conn.appId,
+      );
+    }
+
+    // Nothing awaits from the cursor read to the first replayed chunk: no event slips in between.
+    this.buffer.setRetireAt(conn.streamId, null);
+    const start = this.buffer.resumeFrom(this.buffer.get(conn.streamId)!, who.resume?.since);
     const { 0: client, 1: server } = new WebSocketPair();
-    const connectionId = randomId();
-    this.ctx.acceptWebSocket(server, [connectionTag(connectionId), tokenTag(who.tokenId)]);
-    server.serializeAttachment({ ...who, connectionId, subscriptions: [], at: Date.now() } satisfies Attachment);
-    server.send(JSON.stringify({ meta: { connection_id: connectionId } }));
-    await armIdleAlarm(this.ctx);
-    // Rows of connections lost without a close event (e.g. a restart) are dropped now.
-    const live = this.ctx.getWebSockets().map((ws) => (ws.deserializeAttachment() as Attachment).connectionId);
-    this.ctx.waitUntil(pruneUserSubscriptions(this.db, who.userId, live).catch(() => {}));
+    this.ctx.acceptWebSocket(server, [connectionTag(conn.id), tokenTag(who.tokenId)]);
+    server.serializeAttachment({ connectionId: conn.id, at: Date.now() } satisfies Attachment);
+    server.send(JSON.stringify({ meta: { connection_id: conn.id, cursor: String(start.after), ...(start.gap ? { replay_gap: start.gap } : {}) } }));
+    if (who.resume?.since !== undefined && !start.gap) this.ctx.waitUntil(this.catchUp.start(server, conn.streamId, start.after));
+    await armAlarm(this.ctx, idleDeadline());
+    if (!who.resume) {
+      // Rows of connections this object no longer knows (e.g. ended while D1 was unreachable) go now.
+      const known = this.connections().map((c) => c.id);
+      this.ctx.waitUntil(pruneUserSubscriptions(this.db, who.userId, known).catch(() => {}));
+    }
     return new Response(null, { status: 101, webSocket: client });
+  }
+
+  /** Why a connection id cannot be resumed, as the 400's message. */
+  private whyGone(connectionId: string): string {
+    const ended = this.ctx.storage.sql.exec<{ reason: EndReason }>("SELECT reason FROM ended WHERE id = ?", connectionId).toArray()[0];
+    const minutes = this.limits.seconds % 60 ? `${this.limits.seconds} seconds` : `${this.limits.seconds / 60} minutes`;
+    const again = "open a new user stream without 'connection_id'";
+    if (ended?.reason === "expired") return `'connection_id' can no longer be resumed: it was dropped more than ${minutes} ago; ${again}`;
+    if (ended?.reason === "deleted") return `'connection_id' names a user stream that was deleted; ${again}`;
+    if (ended?.reason === "revoked") return `'connection_id' names a user stream whose access token was deleted; ${again}`;
+    return "'connection_id' names no user stream of this user";
   }
 
   private socket(connectionId: string): WebSocket | undefined {
     return this.ctx.getWebSockets(connectionTag(connectionId)).find((ws) => ws.readyState === WebSocket.OPEN);
+  }
+
+  private connection(id: string): Connection | undefined {
+    return this.connections(id)[0];
+  }
+
+  private connections(id?: string): Connection[] {
+    const rows = this.ctx.storage.sql
+      .exec<{ id: string; user_id: number; stream_id: number; token_id: number; app_id: number; subscriptions: string }>(
+        `SELECT id, user_id, stream_id, token_id, app_id, subscriptions FROM connections ${id === undefined ? "" : "WHERE id = ?"}`,
+        ...(id === undefined ? [] : [id]),
+      )
+      .toArray();
+    return rows.map((r) => ({
+      id: r.id,
+      userId: r.user_id,
+      streamId: r.stream_id,
+      tokenId: r.token_id,
+      appId: r.app_id,
+      subscriptions: JSON.parse(r.subscriptions) as Subscription[],
+    }));
+  }
+
+  private saveSubscriptions(id: string, subscriptions: Subscription[]): void {
+    this.ctx.storage.sql.exec("UPDATE connections SET subscriptions = ? WHERE id = ?", JSON.stringify(subscriptions), id);
   }
 
   /**
@@ -79,81 +175,99 @@ export class UserStreamHub extends DurableObject<Env> {
    * the existing subscription. At most MORE_LIMITS.subscriptionsPerConnection per connection.
    */
   async subscribe(connectionId: string, endpoint: StreamEndpoint, channelId: number | null, createdAt: number): Promise<SubscribeResult> {
-    const ws = this.socket(connectionId);
-    if (!ws) return { error: "no_connection" };
-    const att = ws.deserializeAttachment() as Attachment;
-    const existing = att.subscriptions.find((s) => s.endpoint === endpoint && s.channelId === channelId);
+    const conn = this.socket(connectionId) && this.connection(connectionId);
+    if (!conn) return { error: "no_connection" };
+    const existing = conn.subscriptions.find((s) => s.endpoint === endpoint && s.channelId === channelId);
     if (existing) return { subscriptionId: existing.id, created: false };
-    if (att.subscriptions.length >= MORE_LIMITS.subscriptionsPerConnection) return { error: "full" };
+    if (conn.subscriptions.length >= MORE_LIMITS.subscriptionsPerConnection) return { error: "full" };
     const sub: Subscription = { id: randomId(), endpoint, channelId };
     // Recorded before the insert, so a concurrent subscribe counts it (no await in between).
-    ws.serializeAttachment({ ...att, subscriptions: [...att.subscriptions, sub] });
+    this.saveSubscriptions(connectionId, [...conn.subscriptions, sub]);
     try {
-      await insertSubscription(this.db, { ...sub, connectionId, userId: att.userId, appId: att.appId, createdAt });
+      await insertSubscription(this.db, { ...sub, connectionId, userId: conn.userId, appId: conn.appId, createdAt });
     } catch (e) {
-      this.forget(ws, sub.id);
+      this.forget(connectionId, sub.id);
       throw e;
     }
     return { subscriptionId: sub.id, created: true };
   }
 
+  /** Removes a subscription of a connection, open or dropped (still resumable). */
   async unsubscribe(connectionId: string, subscriptionId: string): Promise<UnsubscribeResult> {
-    const ws = this.socket(connectionId);
-    if (!ws) return "no_connection";
-    if (!this.forget(ws, subscriptionId)) return "no_subscription";
+    if (!this.connection(connectionId)) return "no_connection";
+    if (!this.forget(connectionId, subscriptionId)) return "no_subscription";
     await deleteSubscriptions(this.db, [subscriptionId]);
     return "ok";
   }
 
-  /** Closes one connection (DELETE /users/me/streams/{connection_id}); false if it is not open here. */
+  /** Ends one connection for good (DELETE /users/me/streams/{connection_id}); false if there is none. */
   async closeConnection(connectionId: string): Promise<boolean> {
+    const conn = this.connection(connectionId);
+    if (!conn) return false;
     const ws = this.socket(connectionId);
-    if (!ws) return false;
-    closeQuietly(ws, CLOSE.deleted);
-    await deleteConnectionSubscriptions(this.db, [connectionId]);
+    await this.end([conn], "deleted");
+    if (ws) closeQuietly(ws, CLOSE.deleted);
     return true;
   }
 
   /**
-   * Sends routed events: one frame per connection with the `subscription_ids` it still holds.
-   * Then closes the connections opened with `revokedTokens`. Returns the number of frames sent.
+   * Numbers each event per connection it goes to (with the `subscription_ids` that connection
+   * still holds), keeps it for replay, and sends it to the open, caught-up sockets. Then ends
+   * the connections opened with `revokedTokens`. Returns the number of frames sent.
    */
   async deliver(events: UserHubEvent[], revokedTokens: number[] = []): Promise<number> {
+    const now = Date.now();
+    const conns = new Map(this.connections().map((c) => [c.id, c]));
     const stale: string[] = [];
     let sent = 0;
+    let stored = false;
     for (const e of events) {
-      for (const target of e.targets) {
-        const ws = this.socket(target.connectionId);
-        const held = new Set(ws ? (ws.deserializeAttachment() as Attachment).subscriptions.map((s) => s.id) : []);
-        const ids = target.subscriptionIds.filter((id) => held.has(id));
-        stale.push(...target.subscriptionIds.filter((id) => !held.has(id)));
-        if (!ws || !ids.length) continue;
+      const targets = Array.isArray(e.targets) ? subscribed(e.targets, conns, stale) : own(e.targets, conns);
+      if (!targets.length) continue;
+      stored = true;
+      const withIds = targets.map((t) => ({ conn: t.conn, ids: JSON.stringify(t.ids) }));
+      const cursors = this.buffer.append(this.buffer.store(e.event, now), now, withIds.map((t) => ({ id: t.conn.streamId, extra: t.ids })));
+      for (const t of withIds) {
+        const ws = this.socket(t.conn.id);
+        if (!ws || this.catchUp.has(ws)) continue;
         try {
-          ws.send(`{"meta":${JSON.stringify({ ...e.meta, subscription_ids: ids })},"data":${e.data}}`);
+          ws.send(frameText(e.event, cursors.get(t.conn.streamId)!, t.ids));
           sent++;
         } catch {
           // closing socket
         }
       }
     }
-    const revoked: string[] = [];
-    for (const tokenId of revokedTokens) {
-      for (const ws of this.ctx.getWebSockets(tokenTag(tokenId))) {
-        closeQuietly(ws, CLOSE.revoked);
-        revoked.push((ws.deserializeAttachment() as Attachment).connectionId);
-      }
+    // Ended before the sockets close: a client that sees the close finds the subscriptions gone.
+    const revoked = [...conns.values()].filter((c) => revokedTokens.includes(c.tokenId));
+    await Promise.all([deleteSubscriptions(this.db, stale), this.end(revoked, "revoked")]);
+    for (const tokenId of revokedTokens) for (const ws of this.ctx.getWebSockets(tokenTag(tokenId))) closeQuietly(ws, CLOSE.revoked);
+    if (stored && !this.trimArmed) {
+      this.trimArmed = true;
+      await armAlarm(this.ctx, now + REPLAY_TRIM_MS);
     }
-    await Promise.all([deleteSubscriptions(this.db, stale), deleteConnectionSubscriptions(this.db, revoked)]);
     return sent;
   }
 
-  /** Removes a subscription from the socket's attachment; false if it was not there. */
-  private forget(ws: WebSocket, subscriptionId: string): boolean {
-    const att = ws.deserializeAttachment() as Attachment;
-    const subscriptions = att.subscriptions.filter((s) => s.id !== subscriptionId);
-    if (subscriptions.length === att.subscriptions.length) return false;
-    ws.serializeAttachment({ ...att, subscriptions });
+  /** Removes a subscription from a connection; false if it was not there. */
+  private forget(connectionId: string, subscriptionId: string): boolean {
+    const conn = this.connection(connectionId);
+    const subscriptions = conn?.subscriptions.filter((s) => s.id !== subscriptionId) ?? [];
+    if (!conn || subscriptions.length === conn.subscriptions.length) return false;
+    this.saveSubscriptions(connectionId, subscriptions);
     return true;
+  }
+
+  /** Ends connections for good: their buffers, rows and subscriptions go; a resume is told why. */
+  private async end(conns: Connection[], reason: EndReason): Promise<void> {
+    if (!conns.length) return;
+    const now = Date.now();
+    for (const c of conns) {
+      this.buffer.retire(c.streamId);
+      this.ctx.storage.sql.exec("DELETE FROM connections WHERE id = ?", c.id);
+      this.ctx.storage.sql.exec("INSERT OR REPLACE INTO ended (id, reason, at) VALUES (?, ?, ?)", c.id, reason, now);
+    }
+    await deleteConnectionSubscriptions(this.db, conns.map((c) => c.id));
   }
 
   override async webSocketMessage(ws: WebSocket): Promise<void> {
@@ -162,19 +276,70 @@ export class UserStreamHub extends DurableObject<Env> {
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
     completeClose(ws, code, reason);
-    await this.dropRows([ws]);
+    await this.dropped(ws);
   }
 
   override async webSocketError(ws: WebSocket): Promise<void> {
-    await this.dropRows([ws]);
+    await this.dropped(ws);
   }
 
+  /** A socket went away: its connection stays resumable for the window (unless another socket took it over). */
+  private async dropped(ws: WebSocket): Promise<void> {
+    const { connectionId } = ws.deserializeAttachment() as Attachment;
+    const conn = this.connection(connectionId);
+    if (!conn || this.socket(connectionId)) return;
+    const retireAt = Date.now() + this.limits.seconds * 1000;
+    this.buffer.setRetireAt(conn.streamId, retireAt);
+    await armAlarm(this.ctx, retireAt);
+  }
+
+  /**
+   * Closes idle sockets; starts the resume window of connections left without a socket (closed
+   * now, or lost in a restart without a close event); ends those not resumed in time; trims.
+   */
   override async alarm(): Promise<void> {
-    await this.dropRows(await closeIdleSockets(this.ctx));
+    const now = Date.now();
+    const next = closeIdleSockets(this.ctx, now);
+    const connected = new Set(this.buffer.connected());
+    const conns = this.connections();
+    for (const c of conns) {
+      if (connected.has(c.streamId) && !this.socket(c.id)) this.buffer.setRetireAt(c.streamId, now + this.limits.seconds * 1000);
+    }
+    const expired = new Set(this.buffer.expired(now));
+    await this.end(conns.filter((c) => expired.has(c.streamId)), "expired");
+    this.buffer.trim(now, this.limits);
+    this.ctx.storage.sql.exec("DELETE FROM ended WHERE at < ?", now - ENDED_KEPT_MS);
+    const oldestEnded = this.ctx.storage.sql.exec<{ at: number | null }>("SELECT min(at) AS at FROM ended").one().at;
+    const at = Math.min(next, this.buffer.hasStreams() ? now + REPLAY_TRIM_MS : Infinity, oldestEnded === null ? Infinity : oldestEnded + ENDED_KEPT_MS);
+    if (at !== Infinity) await this.ctx.storage.setAlarm(Math.max(at, now + 1000));
   }
+}
 
-  private async dropRows(sockets: WebSocket[]): Promise<void> {
-    const ids = sockets.map((ws) => (ws.deserializeAttachment() as Attachment).connectionId);
-    await deleteConnectionSubscriptions(this.db, ids);
+/** A refused resume: the Worker passes this envelope on as the answer to the upgrade. */
+const refuse = (message: string) => Response.json({ meta: { code: 400, error_message: `Bad Request: ${message}` } }, { status: 400 });
+
+type Target = { conn: Connection; ids: string[] };
+
+/** Routed subscriptions still held by this hub's connections; the others are collected in `stale`. */
+function subscribed(targets: { connectionId: string; subscriptionIds: string[] }[], conns: Map<string, Connection>, stale: string[]): Target[] {
+  const out: Target[] = [];
+  for (const t of targets) {
+    const held = new Set(conns.get(t.connectionId)?.subscriptions.map((s) => s.id));
+    const ids = t.subscriptionIds.filter((id) => held.has(id));
+    stale.push(...t.subscriptionIds.filter((id) => !held.has(id)));
+    if (ids.length) out.push({ conn: conns.get(t.connectionId)!, ids });
   }
+  return out;
+}
+
+/** Every connection of the user but the excepted one, with its subscriptions to the event's stream. */
+function own(target: OwnConnections, conns: Map<string, Connection>): Target[] {
+  return [...conns.values()]
+    .filter((c) => c.id !== target.exceptConnectionId)
+    .map((conn) => ({
+      conn,
+      ids: conn.subscriptions
+        .filter((s) => target.endpoints.includes(s.endpoint) && (s.endpoint !== "channel_messages" || s.channelId === target.channelId))
+        .map((s) => s.id),
+    }));
 }

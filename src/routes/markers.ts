@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import type { SQL } from "drizzle-orm";
 import { currentUser, userToken } from "../auth/access";
 import { MORE_LIMITS } from "../config";
+import { publish } from "../events/publish";
 import { addMeta, ok } from "../http/envelope";
 import { ApiError } from "../http/errors";
 import { parsePage, usesMarker, type Page } from "../http/pagination";
@@ -10,7 +11,7 @@ import { createRouter, defineRoute, Envelope, errors } from "../http/route";
 import { now } from "../http/time";
 import type { AppEnv } from "../http/types";
 import type { Row } from "../stores/channel-sql";
-import { getMarker, MARKER_NAME, markerSql, readMarker, setMarkers, type MarkerInput } from "../stores/markers";
+import { getMarker, listMarkers, MARKER_NAME, markerSql, readMarker, setMarkers, type MarkerInput } from "../stores/markers";
 import { renderMarker, renderMarkerMeta } from "../views/marker";
 
 const MarkerSchema = z
@@ -62,39 +63,81 @@ function parseInputs(body: unknown): MarkerInput[] {
   });
 }
 
-export const markerRoutes = createRouter().openapi(
-  defineRoute(userToken(), {
-    method: "post",
-    path: "/markers",
-    tags: ["Stream markers"],
-    summary: "Set stream markers (at most 10 per request, all or none)",
-    description:
-      "Body: a JSON array of `{id, name, percentage?}`. Names: `global`, `personal`, `mentions`, `channel:{id}` (a channel " +
-      "the caller cannot read → 403; an unknown name → 400). `id` becomes the marker's position; `last_read_id` only moves " +
-      "forward unless `reset_read_id=1` (or `true`). Every update gets a new opaque `version`.",
-    request: {
-      query: z.object({ reset_read_id: z.string().optional().openapi({ description: "1 or true: `last_read_id` takes `id` even backwards" }) }),
-      body: {
-        content: {
-          "application/json": {
-            // Checked by parseInputs, whose messages name the marker and field at fault.
-            schema: z.any().openapi({ description: "JSON array of up to 10 `{id (integer as a string), name, percentage? (1..100)}`" }),
-          },
-        },
-        required: true,
+/** `name` of GET /markers: one or more marker names, comma-separated. */
+function parseNames(v: string | undefined): string[] | undefined {
+  if (v === undefined) return undefined;
+  const names = [...new Set(v.split(","))];
+  const bad = names.find((n) => !MARKER_NAME.test(n));
+  if (bad !== undefined) throw ApiError.badRequest(`'name' '${bad.slice(0, 64)}' is not a marker; use global, personal, mentions or channel:{id}`);
+  return names;
+}
+
+const ConnectionId = z
+  .string()
+  .regex(/^[0-9a-f]{32}$/, { message: "must be a user stream connection id" })
+  .optional()
+  .openapi({ description: "The caller's own user stream connection: every other connection of the user gets the `marker` events" });
+
+export const markerRoutes = createRouter()
+  .openapi(
+    defineRoute(userToken(), {
+      method: "get",
+      path: "/markers",
+      tags: ["Stream markers"],
+      summary: "The caller's markers",
+      description:
+        "Every marker the user has set, by name; `name` (comma-separated) narrows to those names. Markers never set are left out. " +
+        "A marker moved with POST /markers reaches the user's user stream connections live as a `marker` event.",
+      request: {
+        query: z.object({ name: z.string().optional().openapi({ description: "Marker names, e.g. `personal` or `personal,channel:12`" }) }),
       },
+      responses: { 200: Envelope(z.array(MarkerSchema), "Marker objects, by name"), ...errors(400, 401, 403) },
+    }),
+    async (c) => {
+      const names = parseNames(c.req.valid("query").name);
+      return ok(c, (await listMarkers(c.var.db, currentUser(c).id, names)).map(renderMarker));
     },
-    responses: { 200: Envelope(z.array(MarkerSchema), "The updated markers"), ...errors(400, 401, 403, 415) },
-  }),
-  async (c) => {
-    const user = currentUser(c);
-    const reset = resetFlag(c.req.query("reset_read_id"));
-    const inputs = parseInputs(c.req.valid("json"));
-    const result = await setMarkers(c.var.db, user.id, inputs, reset, now(c));
-    if (!result.ok) throw ApiError.forbidden("'name' names a channel you cannot read");
-    return ok(c, result.markers.map(renderMarker));
-  },
-);
+  )
+  .openapi(
+    defineRoute(userToken(), {
+      method: "post",
+      path: "/markers",
+      tags: ["Stream markers"],
+      summary: "Set stream markers (at most 10 per request, all or none)",
+      description:
+        "Body: a JSON array of `{id, name, percentage?}`. Names: `global`, `personal`, `mentions`, `channel:{id}` (a channel " +
+        "the caller cannot read → 403; an unknown name → 400). `id` becomes the marker's position; `last_read_id` only moves " +
+        "forward unless `reset_read_id=1` (or `true`). Every update gets a new opaque `version`. Each updated marker is sent as a " +
+        "`marker` event to the user's user stream connections (but `connection_id`, the caller's own).",
+      request: {
+        query: z.object({
+          reset_read_id: z.string().optional().openapi({ description: "1 or true: `last_read_id` takes `id` even backwards" }),
+          connection_id: ConnectionId,
+        }),
+        body: {
+          content: {
+            "application/json": {
+              // Checked by parseInputs, whose messages name the marker and field at fault.
+              schema: z.any().openapi({ description: "JSON array of up to 10 `{id (integer as a string), name, percentage? (1..100)}`" }),
+            },
+          },
+          required: true,
+        },
+      },
+      responses: { 200: Envelope(z.array(MarkerSchema), "The updated markers"), ...errors(400, 401, 403, 415) },
+    }),
+    async (c) => {
+      const user = currentUser(c);
+      const reset = resetFlag(c.req.query("reset_read_id"));
+      const inputs = parseInputs(c.req.valid("json"));
+      const result = await setMarkers(c.var.db, user.id, inputs, reset, now(c));
+      if (!result.ok) throw ApiError.forbidden("'name' names a channel you cannot read");
+      const markers = result.markers.map(renderMarker);
+      const route = { actorId: user.id, exceptConnectionId: c.req.valid("query").connection_id };
+      publish(c, ...markers.map((m) => ({ type: "marker" as const, data: m, route })));
+      return ok(c, markers);
+    },
+  );
 
 type PageParams = { count?: string; since_id?: string; before_id?: string };
 

@@ -13,6 +13,13 @@ import { streamUrl } from "../views/stream";
 
 const upgraded = { 101: { description: "Switching Protocols: the WebSocket. The first frame carries `meta.connection_id`." } };
 
+const Since = z.string().optional().openapi({
+  description:
+    "Resume: the `meta.id` of the last event processed. Every later event still in the replay window (at least 10 minutes and " +
+    "10,000 events) follows in order, then live ones. A cursor outside the window or never issued here: the first frame has " +
+    "`meta.replay_gap` (`expired` or `unknown`) and the stream goes on live.",
+});
+
 /** A plain GET is refused before any work: these endpoints only speak WebSocket. */
 function requireUpgrade(c: Context<AppEnv>): void {
   if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
@@ -36,15 +43,18 @@ export const streamSocketRoutes = createRouter()
       tags: ["App streams"],
       summary: "App stream socket (WebSocket upgrade)",
       description:
-        "`GET {stream_url}/v1/app?access_token=<app token>&key=<stream key>`. First frame: " +
-        '`{"meta":{"connection_id","stream":{key, endpoint, object_types}}}`; then events `{"meta":{type, id, timestamp, is_deleted?}, "data"}`. ' +
+        "`GET {stream_url}/v1/app?access_token=<app token>&key=<stream key>[&since=<cursor>]`. First frame: " +
+        '`{"meta":{"connection_id","stream":{key, endpoint, object_types},"cursor","replay_gap"?}}`; then events ' +
+        '`{"meta":{type, id, timestamp, is_deleted?}, "data"}` where `id` is a cursor that grows by one per event of the key. ' +
         "At most 2 connections per stream key (a third: 429).",
-      request: { query: z.object({ key: z.string({ error: "is required" }).min(1, { message: "is required" }), access_token: z.string().optional() }) },
+      request: {
+        query: z.object({ key: z.string({ error: "is required" }).min(1, { message: "is required" }), since: Since, access_token: z.string().optional() }),
+      },
       responses: { ...upgraded, ...errors(400, 401, 403, 404, 429) },
     }),
     async (c) => {
       requireUpgrade(c);
-      const { key } = c.req.valid("query");
+      const { key, since } = c.req.valid("query");
       const appId = c.var.auth!.app.id;
       const stream = await getAppStream(c.var.db, appId, key);
       if (!stream) throw ApiError.notFound(`no app stream with key '${key}'`);
@@ -53,6 +63,7 @@ export const streamSocketRoutes = createRouter()
         key,
         objectTypes: stream.objectTypes,
         endpoint: `${streamUrl(viewContext(c).origin)}/v1/app`,
+        since,
       };
       return (await appHubFor(c.env, appId, key).fetch(hubRequest("X-Stream", connect))) as never;
     },
@@ -64,15 +75,31 @@ export const streamSocketRoutes = createRouter()
       tags: ["User streams"],
       summary: "User stream socket (WebSocket upgrade)",
       description:
-        "`GET {stream_url}/v1/user?access_token=<user token>`. First frame: `{\"meta\":{\"connection_id\"}}`. Subscribe by calling a " +
-        "subscribable endpoint with `?connection_id=`; events arrive as `{\"meta\":{id, timestamp, type, subscription_ids, is_deleted?}, \"data\"}`.",
-      request: { query: z.object({ access_token: z.string().optional() }) },
+        "`GET {stream_url}/v1/user?access_token=<user token>`. First frame: `{\"meta\":{\"connection_id\",\"cursor\"}}`. Subscribe by calling a " +
+        "subscribable endpoint with `?connection_id=`; events arrive as `{\"meta\":{id, timestamp, type, subscription_ids, is_deleted?}, \"data\"}`. " +
+        "Resume a dropped connection within the replay window (10 minutes) with `connection_id=<its id>&since=<cursor>` and the same token: " +
+        "same id, same subscriptions, missed events replayed. Later, or for a deleted connection: 400 saying why.",
+      request: {
+        query: z.object({
+          connection_id: z.string().optional().openapi({ description: "A dropped connection of this user to resume" }),
+          since: Since,
+          access_token: z.string().optional(),
+        }),
+      },
       responses: { ...upgraded, ...errors(400, 401, 403, 429) },
     }),
     async (c) => {
       requireUpgrade(c);
       const auth = c.var.auth!;
-      const connect: UserStreamConnect = { userId: currentUser(c).id, appId: auth.app.id, tokenId: auth.token.id };
+      const { connection_id: connectionId, since } = c.req.valid("query");
+      if (since !== undefined && connectionId === undefined) throw ApiError.badRequest("'since' resumes a connection: it needs 'connection_id'");
+      if (connectionId !== undefined && !/^[0-9a-f]{32}$/.test(connectionId)) throw ApiError.badRequest("'connection_id' names no user stream of this user");
+      const connect: UserStreamConnect = {
+        userId: currentUser(c).id,
+        appId: auth.app.id,
+        tokenId: auth.token.id,
+        ...(connectionId !== undefined ? { resume: { connectionId, since } } : {}),
+      };
       return (await userHubFor(c.env, connect.userId).fetch(hubRequest("X-Connection", connect))) as never;
     },
   );

@@ -58,6 +58,14 @@ export async function getMarker(db: Db, userId: number, name: string): Promise<M
   return readMarker(row);
 }
 
+/** The user's markers (only those named, when `names` is given), by name. */
+export async function listMarkers(db: Db, userId: number, names?: string[]): Promise<MarkerRecord[]> {
+  const only = names ? sql`AND name IN ${inList(names, "text")}` : sql``;
+  const rows = await allRows(db, sql`SELECT ${COLUMNS} FROM markers WHERE user_id = ${userId} ${only}`);
+  // Sorted here: the two backends' collations could order names differently.
+  return rows.map((r) => readMarker(r)!).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
 export interface MarkerWrite {
   /** The owner; SQL when it is computed (a NULL makes the statement, and its batch, fail). */
   userId: number | SQL;

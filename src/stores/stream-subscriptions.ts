@@ -98,3 +98,18 @@ export function channelAudience(channelId: number): SQL {
         ) END AS apps
         FROM channels c WHERE c.id = ${channelId}`;
 }
+
+/**
+ * Who may hear that `userId` set a presence in a channel: the apps that user authorized, and of
+ * those only the ones that may see the channel (anyone may read it, or one of its owner, ACL
+ * members and subscribers authorized the app).
+ */
+export function channelPresenceAudience(channelId: number, userId: number): SQL {
+  return sql`SELECT ${jsonArrayAgg(sql`a.app_id`, true)} AS apps FROM authorizations a, channels c
+        WHERE a.user_id = ${userId} AND c.id = ${channelId}
+          AND (c.read_public = 1 OR c.read_any_user = 1 OR a.app_id IN (
+            SELECT m.app_id FROM authorizations m WHERE m.user_id IN (
+              SELECT c.owner_id
+              UNION SELECT user_id FROM channel_acl WHERE channel_id = c.id
+              UNION SELECT user_id FROM subscriptions WHERE channel_id = c.id)))`;
+}

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { actor, appToken, call, makeApp, makeUser, userToken } from "../helpers";
+import { ALL_SCOPES, socket, subscribe, userStream } from "./stream-fixtures";
 
 // Stream markers (issue 7): POST /markers, the marker values of since_id/before_id and
 // meta.marker on every markable stream, update_marker on create, has_unread on channels.
@@ -442,5 +443,83 @@ describe("has_unread on channels", () => {
     const listed = list.body.data.find((c: any) => c.id === ch.id);
     expect(listed.has_unread).toBe(true);
     expect(dbCalls(list)).toBe(2);
+  });
+});
+
+describe("GET /markers", () => {
+  it("lists the user's markers by name, or those named; never-set ones are left out", async () => {
+    const a = await actor(SCOPES);
+    const b = await actor(SCOPES);
+    const ch = await newChannel(a.token);
+    expect((await call("GET", "/markers", { token: a.token })).body).toEqual({ meta: { code: 200 }, data: [] });
+    const set = await ok(a.token, [
+      { name: "personal", id: "12" },
+      { name: `channel:${ch.id}`, id: "3", percentage: 40 },
+      { name: "global", id: "7" },
+    ]);
+    await ok(b.token, [{ name: "global", id: "99" }]);
+    const all = await call("GET", "/markers", { token: a.token });
+    expect(all.status).toBe(200);
+    const byName = (list: any[]) => Object.fromEntries(list.map((m) => [m.name, m]));
+    expect(all.body.data.map((m: any) => m.name)).toEqual([`channel:${ch.id}`, "global", "personal"]);
+    expect(byName(all.body.data)).toEqual(byName(set));
+    const some = await call("GET", `/markers?name=personal,mentions,global`, { token: a.token });
+    expect(some.body.data.map((m: any) => [m.name, m.id])).toEqual([
+      ["global", "7"],
+      ["personal", "12"],
+    ]);
+    expect((await call("GET", "/markers?name=mentions", { token: a.token })).body.data).toEqual([]);
+  });
+
+  it("validates name, and needs a user token", async () => {
+    const a = await actor(SCOPES);
+    const bad = await call("GET", "/markers?name=personal,timeline", { token: a.token });
+    expect(bad.status).toBe(400);
+    expect(bad.body.meta.error_message).toMatch(/^Bad Request: 'name' 'timeline' is not a marker/);
+    expect((await call("GET", "/markers")).status).toBe(401);
+    expect((await call("GET", "/markers", { token: await appToken(await makeApp()) })).status).toBe(403);
+  });
+});
+
+describe("marker events on user streams", () => {
+  it("moves the read position of the user's other connections live, not the one that set it", async () => {
+    const reader = await userStream(ALL_SCOPES);
+    const ch = await newChannel(reader.token);
+    const chSub = await subscribe(`/channels/${ch.id}/messages`, reader.token, reader.cid);
+    const meSub = await subscribe("/posts/streams/me", reader.token, reader.cid);
+    // The "first device" sets the markers through its own connection.
+    const device = await socket("/user", reader.token);
+    const deviceCid = (await device.next()).meta.connection_id;
+    const stranger = await userStream(ALL_SCOPES);
+
+    const [chMarker, personal, global] = await ok(
+      reader.token,
+      [
+        { name: `channel:${ch.id}`, id: "5" },
+        { name: "personal", id: "9", percentage: 50 },
+        { name: "global", id: "3" },
+      ],
+      `?connection_id=${deviceCid}`,
+    );
+    const got = (name: string) => reader.s.next((f) => f.meta?.type === "marker" && f.data.name === name);
+    expect(await got(`channel:${ch.id}`)).toEqual({
+      meta: { type: "marker", id: expect.stringMatching(/^\d+$/), timestamp: expect.any(Number), subscription_ids: [chSub] },
+      data: chMarker,
+    });
+    expect((await got("personal")).meta.subscription_ids).toEqual([meSub]);
+    const g = await got("global");
+    expect(g.meta.subscription_ids).toEqual([]);
+    expect(g.data).toEqual(global);
+    expect(personal.percentage).toBe(50);
+
+    // Without connection_id every connection hears of it; the setter's own connection did not before.
+    await ok(reader.token, [{ name: "mentions", id: "1" }]);
+    await device.next((f) => f.meta?.type === "marker" && f.data.name === "mentions");
+    expect(device.frames.filter((f) => f.meta?.type === "marker").map((f) => f.data.name)).toEqual(["mentions"]);
+    expect(stranger.s.frames.some((f) => f.meta?.type === "marker")).toBe(false);
+    const bad = await setMarkers(reader.token, [{ name: "global", id: "4" }], "?connection_id=nope");
+    expect(bad.status).toBe(400);
+    expect(bad.body.meta.error_message).toMatch(/'connection_id'/);
+    for (const s of [reader.s, device, stranger.s]) s.ws.close(1000);
   });
 });

@@ -3,28 +3,8 @@ import { describe, expect, it } from "vitest";
 import { deliverEvents } from "../../src/events/deliver";
 import { appHubFor, userHubFor } from "../../src/events/hubs";
 import { OBJECT_TYPES } from "../../src/events/publish";
-import { actor, appToken, call, makeApp, makeUser, openStream, userToken, type StreamSocket } from "../helpers";
-import { DB } from "../db";
-
-const ALL_SCOPES = "write_post follow messages files polls presence stream";
-
-/** An app with an app token. */
-async function appWithToken() {
-  const app = await makeApp();
-  return { app, token: await appToken(app) };
-}
-
-async function createStream(token: string, body: Record<string, unknown>) {
-  const res = await call("POST", "/streams", { token, json: { type: "long_poll", ...body } });
-  expect(res.status, res.text).toBe(200);
-  return res.body.data;
-}
-
-async function socket(path: string, token: string): Promise<StreamSocket> {
-  const s = await openStream(path, token);
-  if (!("ws" in s)) throw new Error(`upgrade refused: ${s.status} ${JSON.stringify(s.body)}`);
-  return s;
-}
+import { actor, call, makeApp, makeUser, openStream, userToken, type StreamSocket } from "../helpers";
+import { ALL_SCOPES, appStream, appWithToken, createStream, ofType, rowsOf, socket, subscribe, userStream } from "./stream-fixtures";
 
 describe("app stream management", () => {
   it("creates, lists, reads, updates and deletes streams", async () => {
@@ -152,6 +132,7 @@ describe("app stream sockets", () => {
       meta: {
         connection_id: expect.stringMatching(/^[0-9a-f]{32}$/),
         stream: { key: "first", endpoint: "ws://api.test/v1/app", object_types: ["user_presence", "token"] },
+        cursor: expect.stringMatching(/^\d+$/),
       },
     });
     s.ws.send("ping");
@@ -174,17 +155,6 @@ describe("app stream sockets", () => {
     for (const s of [b, other, again]) s.ws.close(1000);
   });
 });
-
-/** An app with a connected stream listening for `types` (first frame taken). */
-async function appStream(types: readonly string[], key = "main") {
-  const { app, token } = await appWithToken();
-  await createStream(token, { object_types: types, key });
-  const s = await socket(`/app?key=${key}`, token);
-  await s.next((f) => f.meta?.connection_id !== undefined);
-  return { app, token, s, key };
-}
-
-const ofType = (type: string, match: (f: any) => boolean) => (f: any) => f.meta?.type === type && match(f);
 
 describe("app stream events", () => {
   it("delivers an event of every object type after the matching write", async () => {
@@ -242,14 +212,14 @@ describe("app stream events", () => {
 
     // No write publishes `user` (profile changes) or `user_channel_presence` yet: the sink itself.
     await deliverEvents(env, [
-      { type: "user", data: { id: u1.id, username: u1.username }, id: "ev-user", timestamp: 1, route: { actorId: Number(u1.id) } },
-      { type: "user_channel_presence", data: [{ id: u1.id, presence: "here" }], id: "ev-ucp", timestamp: 2, route: { channelId: Number(chId) } },
+      { type: "user", data: { id: u1.id, username: u1.username }, timestamp: 1, route: { actorId: Number(u1.id) } },
+      { type: "user_channel_presence", data: [{ id: u1.id, presence: "here" }], timestamp: 2, route: { channelId: Number(chId) } },
     ]);
-    expect(await s.next(ofType("user", (f) => f.meta.id === "ev-user"))).toEqual({
-      meta: { type: "user", id: "ev-user", timestamp: 1 },
+    expect(await s.next(ofType("user", (f) => f.data.id === u1.id))).toEqual({
+      meta: { type: "user", id: expect.stringMatching(/^\d+$/), timestamp: 1 },
       data: { id: u1.id, username: u1.username },
     });
-    await s.next(ofType("user_channel_presence", (f) => f.meta.id === "ev-ucp"));
+    await s.next(ofType("user_channel_presence", (f) => f.data[0].id === u1.id));
 
     expect((await call("DELETE", "/token", { token: t2 })).status).toBe(200);
     const revoked = await s.next(ofType("token", (f) => f.data.user?.id === u2.id && f.meta.is_deleted === true));
@@ -359,27 +329,6 @@ describe("app stream events", () => {
     pinging.ws.close(1000);
   });
 });
-
-/** A user with a token (of `scopes`) and an open user stream; returns its connection id. */
-async function userStream(scopes = ALL_SCOPES, app?: Awaited<ReturnType<typeof makeApp>>) {
-  const theApp = app ?? (await makeApp());
-  const user = await makeUser();
-  const token = await userToken(theApp, user, scopes);
-  const s = await socket("/user", token);
-  const first = await s.next();
-  expect(first).toEqual({ meta: { connection_id: expect.stringMatching(/^[0-9a-f]{32}$/) } });
-  return { app: theApp, user, token, s, cid: first.meta.connection_id as string };
-}
-
-async function subscribe(path: string, token: string, cid: string): Promise<string> {
-  const res = await call("GET", `${path}${path.includes("?") ? "&" : "?"}connection_id=${cid}`, { token });
-  expect(res.status, res.text).toBe(200);
-  expect(res.body.meta.subscription_id).toMatch(/^[0-9a-f]{32}$/);
-  return res.body.meta.subscription_id;
-}
-
-const rowsOf = async (cid: string) =>
-  (await DB.prepare("SELECT id, endpoint, channel_id FROM stream_subscriptions WHERE connection_id = ? ORDER BY id").bind(cid).all()).results;
 
 describe("user streams", () => {
   it("refuses plain GETs and app tokens", async () => {
@@ -513,14 +462,14 @@ describe("user streams", () => {
     // subscriptions, a profile change to the user's own /token subscriptions.
     const tokenSub = await subscribe("/token", token, cid);
     await deliverEvents(env, [
-      { type: "user_channel_presence", data: [{ id: "1", presence: "here" }], id: "ev-ucp", timestamp: 5, route: { channelId: Number(ch) } },
-      { type: "user", data: { id: user.id }, id: "ev-user", timestamp: 6, route: { actorId: Number(user.id) } },
+      { type: "user_channel_presence", data: [{ id: user.id, presence: "here" }], timestamp: 5, route: { channelId: Number(ch) } },
+      { type: "user", data: { id: user.id }, timestamp: 6, route: { actorId: Number(user.id) } },
     ]);
-    expect(await s.next((f) => f.meta?.id === "ev-ucp")).toEqual({
-      meta: { type: "user_channel_presence", id: "ev-ucp", timestamp: 5, subscription_ids: [chSub] },
-      data: [{ id: "1", presence: "here" }],
+    expect(await s.next((f) => f.meta?.type === "user_channel_presence")).toEqual({
+      meta: { type: "user_channel_presence", id: expect.stringMatching(/^\d+$/), timestamp: 5, subscription_ids: [chSub] },
+      data: [{ id: user.id, presence: "here" }],
     });
-    expect((await s.next((f) => f.meta?.id === "ev-user")).meta.subscription_ids).toEqual([tokenSub]);
+    expect((await s.next((f) => f.meta?.type === "user")).meta.subscription_ids).toEqual([tokenSub]);
     s.ws.close(1000);
   });
 
@@ -534,7 +483,7 @@ describe("user streams", () => {
     expect(await rowsOf(cid)).toEqual([]);
   });
 
-  it("closes idle connections and drops their subscriptions", async () => {
+  it("closes idle connections, keeping their subscriptions for a resume", async () => {
     const { user, token, s, cid } = await userStream();
     await subscribe("/presence", token, cid);
     const hub = userHubFor(env, Number(user.id));
@@ -543,6 +492,7 @@ describe("user streams", () => {
     });
     expect(await runDurableObjectAlarm(hub)).toBe(true);
     expect((await s.closed).code).toBe(4000);
-    expect(await rowsOf(cid)).toEqual([]);
+    // Resumable for the replay window (test/api/stream-resume.test.ts): the subscription stays routed.
+    expect(await rowsOf(cid)).toHaveLength(1);
   });
 });
