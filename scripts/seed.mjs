@@ -1,8 +1,17 @@
 // `npm run seed`: fills the local database (through the running API, `npm start`) with a demo
-// app, a few users and their content, and prints working tokens.
+// app, a few users and their content, and prints working tokens. `npm run seed -- --port 8788` or
+// `PORT=8788 npm run seed` for a server started on another port.
 import { readFileSync } from "node:fs";
 
-const base = process.env.API_URL ?? "http://localhost:8787/v1";
+// The server `npm start` runs: API_URL, else the port as `npm start` takes it (`--port N`, then PORT), else 8787.
+const argv = process.argv.slice(2);
+const portArg = argv.map((a, i) => (a === "--port" ? argv[i + 1] : /^--port=(.*)$/.exec(a)?.[1])).find((p) => p !== undefined);
+const port = portArg ?? process.env.PORT ?? "8787";
+if (!/^\d+$/.test(port)) {
+  console.error(`Not a port: '${port}'. Use e.g. \`npm run seed -- --port 8788\` or \`PORT=8788 npm run seed\`.`);
+  process.exit(1);
+}
+const base = process.env.API_URL ?? `http://localhost:${port}/v1`;
 const admin =
   process.env.ADMIN_TOKEN ??
   /^ADMIN_TOKEN=(.*)$/m.exec(readFileSync(".dev.vars", "utf8"))?.[1]?.trim();

@@ -9,6 +9,7 @@
 // own clone of it (CREATE DATABASE … TEMPLATE, tens of milliseconds), dropped afterwards.
 import { spawn } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 
 const args = process.argv.slice(2);
@@ -86,6 +87,32 @@ try {
   }
 } finally {
   await backend.stop();
+}
+// A full D1 run also lints the OpenAPI document and runs the browser tests (each a script of its
+// own: `npm run lint:openapi`, `npm run test:browser`; the latter skips, saying so, without Chromium).
+if (!pgMode && !filters.length) {
+  for (const [name, script] of [["OpenAPI lint", "scripts/lint-openapi.mjs"], ["browser tests", "test/browser/run.mjs"]]) {
+    const run = await new Promise((resolve) => {
+      // Screenshots go to a scratch folder: docs/ keeps the ones committed (npm run test:browser writes there).
+      const env = { ...process.env, FORCE_COLOR: "0", BROWSER_SCREENSHOTS_DIR: path.join(tmpdir(), "edge-social-screenshots") };
+      const child = spawn(process.execPath, [script], { env });
+      let out = "";
+      child.stdout.on("data", (d) => (out += d));
+      child.stderr.on("data", (d) => (out += d));
+      child.on("close", (status) => resolve({ out: strip(out), status }));
+    });
+    const summary = run.out.trim().split("\n").pop();
+    const browser = /(\d+) passed, (\d+) failed, (\d+) skipped/.exec(summary);
+    if (browser) (passed += Number(browser[1])), (failed += Number(browser[2])), (skipped += Number(browser[3]));
+    else run.status === 0 ? passed++ : failed++;
+    if (run.status !== 0) {
+      failedFiles.push(script);
+      if (browser && !Number(browser[2])) failed++; // it failed to run at all
+      process.stdout.write(run.out + "\n");
+    }
+    console.log(`${run.status ? "FAIL" : "ok  "} ${name}  ${summary}`);
+    for (const note of run.out.split("\n").filter((l) => /skipped: |took [\d.]+ s/.test(l))) console.log(`     ${note.trim()}`);
+  }
 }
 if (failedFiles.length) console.log(`\nFailed files:\n  ${failedFiles.join("\n  ")}`);
 console.log(`\n${backend.name}: ${passed} passed, ${failed} failed, ${skipped} skipped`);

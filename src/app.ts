@@ -6,14 +6,18 @@ import { authenticate } from "./auth/authenticate";
 import { rateLimit } from "./middleware/rate-limit";
 import { oauthErrorFields } from "./auth/oauth";
 import { ApiError } from "./http/errors";
+import { registerOpenApiComponents } from "./http/route";
 import type { AppEnv } from "./http/types";
 import { openDb } from "./db";
 import { updatePresence } from "./middleware/update-presence";
+import { generalParams } from "./middleware/general-params";
 import { streamSubscription } from "./middleware/stream-subscription";
 import { adminRoutes } from "./routes/admin";
 import { benchRoutes } from "./routes/bench";
 import { clientRoutes } from "./routes/clients";
+import { docsRoutes } from "./routes/docs";
 import { fileRoutes } from "./routes/files";
+import { fileContentRoutes } from "./routes/file-content";
 import { graphRoutes } from "./routes/graph";
 import { healthRoutes } from "./routes/health";
 import { oauthRoutes } from "./routes/oauth";
@@ -33,9 +37,21 @@ import { channelRoutes } from "./routes/channels";
 import { messageRoutes } from "./routes/messages";
 import { markerRoutes } from "./routes/markers";
 import { interactionRoutes } from "./routes/interactions";
+import { adminUserRoutes } from "./routes/admin-users";
+import { appUserRoutes } from "./routes/app-users";
+import { badgeRoutes } from "./routes/badges";
+import { imageRoutes } from "./routes/images";
+import { postActionRoutes } from "./routes/post-actions";
+import { postSearchRoutes } from "./routes/post-search";
+import { postStreamRoutes } from "./routes/post-streams";
+import { profileRoutes } from "./routes/users-profile";
+import { userListRoutes } from "./routes/users-lists";
 
-/** Every resource router, mounted under /v1. */
-const ROUTERS = [tokenRoutes, sysRoutes, userRoutes, clientRoutes, oauthRoutes, adminRoutes, staticRoutes, textRoutes, benchRoutes, presenceRoutes, pollRoutes, streamRoutes, streamSocketRoutes, userStreamRoutes, postRoutes, graphRoutes, fileRoutes, opsRoutes, messageRoutes, channelRoutes, markerRoutes, interactionRoutes];
+/**
+ * Every resource router, mounted under /v1. Order matters where a literal path segment could be read
+ * as a parameter: `/users/search` before `/users/{user_id}`, `/posts/search` before `/posts/{post_id}`.
+ */
+const ROUTERS = [tokenRoutes, sysRoutes, userListRoutes, userRoutes, profileRoutes, badgeRoutes, imageRoutes, appUserRoutes, clientRoutes, oauthRoutes, adminRoutes, adminUserRoutes, staticRoutes, textRoutes, benchRoutes, presenceRoutes, pollRoutes, streamRoutes, streamSocketRoutes, userStreamRoutes, postSearchRoutes, postStreamRoutes, postActionRoutes, postRoutes, graphRoutes, fileRoutes, fileContentRoutes, opsRoutes, messageRoutes, channelRoutes, markerRoutes, interactionRoutes];
 
 /** Renders any thrown error as the error envelope; unknown errors are a logged 500 with an error_id. */
 function errorResponse(err: unknown, c: Context<AppEnv>): Response {
@@ -129,17 +145,16 @@ export function createApp() {
   // Rate limits run before authentication so that, for reads, they run in parallel with it.
   app.use("/v1/*", rateLimit);
   app.use("/v1/*", authenticate);
+  // General parameters of users and posts: a bad value is a 400 before the endpoint runs.
+  app.use("/v1/*", generalParams);
   app.use("/v1/*", updatePresence);
   // `?connection_id=` on a subscribable GET subscribes a user stream (decisions §8).
   app.use("/v1/*", streamSubscription);
   for (const router of ROUTERS) app.route("/v1", router);
 
-  app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
-  app.doc31("/v1/openapi.json", {
-    openapi: "3.1.0",
-    info: { title: "Edge social network API", version: "1" },
-    servers: [{ url: "/" }],
-  });
+  // The OpenAPI document of the routes above (/v1/openapi.json) and the reference page (/v1/docs).
+  registerOpenApiComponents(app.openAPIRegistry);
+  app.route("/v1", docsRoutes(app));
 
   const allowedMethods = routeMatcher(app);
   app.notFound((c) => {

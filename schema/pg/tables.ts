@@ -75,8 +75,18 @@ export const users = pgTable(
     /** Profile description as processed text: {text, html, entities}. */
     description: jsonText("description"),
     descriptionMarkdown: text("description_markdown"),
+    /** URL of an uploaded avatar (null: the default image), and its size. */
     avatarUrl: text("avatar_url"),
+    avatarWidth: integer("avatar_width"),
+    avatarHeight: integer("avatar_height"),
     coverUrl: text("cover_url"),
+    coverWidth: integer("cover_width"),
+    coverHeight: integer("cover_height"),
+    /** The badge the user shows (one they hold), or null. */
+    badgeId: int8("badge_id"),
+    /** A URL the user proved to own (set through the admin API): `verified` on the User. */
+    verifiedUrl: text("verified_url"),
+    raw: jsonText("raw"),
     isDisabled: bool("is_disabled"),
     createdAt: createdAt(),
     followers: int8("followers").notNull().default(0),
@@ -137,7 +147,7 @@ export const authorizations = pgTable(
     scopes: text("scopes").notNull(),
     createdAt: createdAt(),
   },
-  (t) => [primaryKey({ columns: [t.userId, t.appId] })],
+  (t) => [primaryKey({ columns: [t.userId, t.appId] }), index("authorizations_app").on(t.appId, t.userId)],
 );
 
 /** One-time OAuth authorization codes (authorization_code grant). */
@@ -187,6 +197,8 @@ export const posts = pgTable(
     index("posts_reply_to").on(t.replyTo),
     index("posts_repost_of").on(t.repostOf, t.userId),
     index("posts_user_text").on(t.userId, t.createdAt),
+    /** Recent posts (trending, suggested users): ids grow with time, this finds where a window starts. */
+    index("posts_created").on(t.createdAt),
   ],
 );
 
@@ -213,16 +225,38 @@ export const postMentions = pgTable(
   (t) => [primaryKey({ columns: [t.userId, t.postId] })],
 );
 
+/** Bookmarks; `id` orders a user's bookmarks (and pages them), newest first. */
 export const bookmarks = pgTable(
   "bookmarks",
-  { userId: int8("user_id").notNull(), postId: int8("post_id").notNull(), createdAt: createdAt() },
-  (t) => [primaryKey({ columns: [t.userId, t.postId] }), index("bookmarks_post").on(t.postId)],
+  {
+    id: id(),
+    userId: int8("user_id").notNull(),
+    postId: int8("post_id").notNull(),
+    /** Shown only to the user who bookmarked (up to 128 characters). */
+    note: text("note"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("bookmarks_user_post").on(t.userId, t.postId),
+    index("bookmarks_user").on(t.userId, t.id),
+    index("bookmarks_post").on(t.postId, t.id),
+  ],
 );
 
+/** Follows; `id` orders following and follower lists by when the follow happened. */
 export const follows = pgTable(
   "follows",
-  { followerId: int8("follower_id").notNull(), followedId: int8("followed_id").notNull(), createdAt: createdAt() },
-  (t) => [primaryKey({ columns: [t.followerId, t.followedId] }), index("follows_followed").on(t.followedId)],
+  {
+    id: id(),
+    followerId: int8("follower_id").notNull(),
+    followedId: int8("followed_id").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("follows_pair").on(t.followerId, t.followedId),
+    index("follows_follower").on(t.followerId, t.id),
+    index("follows_followed").on(t.followedId, t.id),
+  ],
 );
 
 export const userMutes = pgTable(
@@ -349,6 +383,49 @@ export const reports = pgTable(
     createdAt: createdAt(),
   },
   (t) => [index("reports_message").on(t.messageId)],
+);
+
+/** Reports of posts (POST /posts/{id}/report): the same reporter, post and reason are stored once. */
+export const postReports = pgTable(
+  "post_reports",
+  {
+    id: id(),
+    postId: int8("post_id").notNull(),
+    reporterId: int8("reporter_id").notNull(),
+    reason: text("reason", { enum: ["account_type", "nsfw", "soliciting", "user_abuse"] }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("post_reports_once").on(t.postId, t.reporterId, t.reason)],
+);
+
+/**
+ * Search facets of posts, written with the post (one row per value): what post search filters
+ * on and what the tag and explore streams walk (the primary key is their index, newest post last).
+ */
+export const postFacets = pgTable(
+  "post_facets",
+  {
+    postId: int8("post_id").notNull(),
+    /** mention | leading_mention | copy_mention | tag | url | url_domain | raw_type | file | file_kind | poll | oembed */
+    facet: text("facet").notNull(),
+    value: text("value").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.facet, t.value, t.postId] }), index("post_facets_post").on(t.postId, t.facet)],
+);
+
+/** Badges users can earn (created through the admin API). */
+export const badges = pgTable("badges", {
+  id: id(),
+  name: text("name").notNull(),
+  description: text("description").notNull().default(""),
+  createdAt: createdAt(),
+});
+
+/** Badges awarded to users. */
+export const userBadges = pgTable(
+  "user_badges",
+  { userId: int8("user_id").notNull(), badgeId: int8("badge_id").notNull(), awardedAt: int8("awarded_at").notNull() },
+  (t) => [primaryKey({ columns: [t.userId, t.badgeId] }), index("user_badges_awarded").on(t.userId, t.awardedAt)],
 );
 
 export const polls = pgTable(

@@ -1,3 +1,4 @@
+import type { Scope } from "../config";
 import { ApiError } from "../http/errors";
 import type { Auth } from "../http/types";
 import type { Db } from "../db";
@@ -50,3 +51,56 @@ export async function issueToken(db: Db, app: AppRecord, user: UserRecord | null
   const auth: Auth = { kind: user ? "user" : "app", token, scopes, app, user };
   return { accessToken, auth };
 }
+
+/** What each scope lets an app do, in plain words: the consent page and the OpenAPI document show these. */
+export const SCOPE_TEXT: Record<Scope, string> = {
+  basic: "See your profile and read what you can read, as you",
+  email: "See your email address",
+  files: "Upload, change and delete your files",
+  follow: "Follow, unfollow, mute and block accounts for you",
+  messages: "Read and send your private messages and channel messages",
+  public_messages: "Send messages for you in channels that everyone can read",
+  polls: "Create polls, answer polls and see the polls you can open",
+  presence: "Show you as online and set your status text",
+  stream: "Read your timelines and receive your live updates",
+  update_profile: "Change your profile: name, description and images",
+  write_post: "Write, edit, repost, bookmark and delete posts for you",
+};
+
+/** The plain-words text for a granted scope, extended forms (`messages:<type>`) included. */
+export function scopeText(scope: string): string {
+  const i = scope.indexOf(":");
+  const base = (i < 0 ? scope : scope.slice(0, i)) as Scope;
+  const text = SCOPE_TEXT[base] ?? scope;
+  return i < 0 ? text : `${text} (only of the kind “${scope.slice(i + 1)}”)`;
+}
+
+const CONSENT_FORM_TTL_SECONDS = 3600;
+const enc = new TextEncoder();
+
+async function hmacBase64Url(key: string, message: string): Promise<string> {
+  const k = await crypto.subtle.importKey("raw", enc.encode(key), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const sig = new Uint8Array(await crypto.subtle.sign("HMAC", k, enc.encode(message)));
+  return btoa(String.fromCharCode(...sig)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/**
+ * The consent form's anti-forgery token: `<issued at>.<HMAC>` over the authorization request,
+ * keyed by a random secret the browser holds in an HttpOnly, SameSite=Strict cookie (so no server
+ * session). A page on another site can neither read that cookie nor send it with a forged POST,
+ * and a token is good only for the request it was issued with, for an hour.
+ */
+export async function consentFormToken(cookieSecret: string, request: Record<string, string | undefined>, at: number): Promise<string> {
+  return `${at}.${await hmacBase64Url(cookieSecret, formMessage(request, at))}`;
+}
+
+/** Whether `token` was issued by `consentFormToken` for this cookie secret and request, less than an hour ago. */
+export async function checkConsentFormToken(cookieSecret: string | undefined, request: Record<string, string | undefined>, token: string | undefined, at: number) {
+  const [issued, mac] = (token ?? "").split(".");
+  const issuedAt = Number(issued);
+  if (!cookieSecret || !mac || !Number.isInteger(issuedAt) || issuedAt > at + 60 || at - issuedAt > CONSENT_FORM_TTL_SECONDS) return false;
+  return timingSafeEqual(mac, await hmacBase64Url(cookieSecret, formMessage(request, issuedAt)));
+}
+
+const formMessage = (r: Record<string, string | undefined>, at: number) =>
+  [at, r.client_id, r.redirect_uri, r.response_type, r.scope, r.state].map((v) => v ?? "").join("\n");

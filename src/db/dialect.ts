@@ -79,3 +79,6 @@ export const position = (haystack: SQL, needle: SQL): SQL => (isPostgres ? sql`s
 export const lastId = (table: string): SQL =>
   isPostgres ? sql`currval(pg_get_serial_sequence(${table}, 'id'))` : sql`(SELECT max(id) FROM ${sql.identifier(table)})`;
 
+
+/** The database's clock in unix seconds (for reads that have no request clock at hand). */
+export const epochNow: SQL = isPostgres ? sql`CAST(extract(epoch from now()) AS BIGINT)` : sql`CAST(strftime('%s', 'now') AS INTEGER)`;

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { Auth } from "../http/types";
-import { viewContext } from "../views/context";
+import { eventContext } from "../views/context";
 import { renderToken } from "../views/token";
 import type { DomainEvent } from "./publish";
 
@@ -13,7 +13,7 @@ export function tokenEvent(c: Context, auth: Auth, revoked = false): DomainEvent
   const userId = auth.user!.id;
   return {
     type: "token",
-    data: renderToken(auth, { ...viewContext(c), viewerId: null }),
+    data: renderToken(auth, eventContext(c)),
     ...(revoked ? { isDeleted: true } : {}),
     route: { actorId: userId, userIds: [userId], appId: auth.app.id, tokenId: auth.token.id },
   };

@@ -22,11 +22,14 @@ export const requireJson: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
 };
 
-type RouteInput = Omit<RouteConfig, "middleware">;
+type RouteInput = Omit<RouteConfig, "middleware" | "security"> & { operationId?: string };
 
 /**
  * Declares a route: its OpenAPI description, validation schemas and who may call it. The
  * access rule and the JSON content-type check run as route middleware before validation.
+ * What every operation of the document has is added here: a stable `operationId` (from the
+ * method and path unless given), `security` from the access rule, the 429 and the rate-limit
+ * headers, and a `default` error response where no 2xx exists (WebSocket upgrades, redirects).
  */
 export function defineRoute<const R extends RouteInput>(access: Access, r: R) {
   const body = r.request?.body?.content;
@@ -34,22 +37,96 @@ export function defineRoute<const R extends RouteInput>(access: Access, r: R) {
   const middleware: MiddlewareHandler<AppEnv>[] = [requireAccess(access), ...(jsonOnly ? [requireJson] : [])];
   return createRoute({
     ...r,
+    operationId: r.operationId ?? operationIdFor(r.method, r.path),
     middleware,
-    ...(access.token === "none" ? {} : { security: [{ bearer: access.scope ? [access.scope] : [] }] }),
+    security: securityFor(access, r.path),
+    responses: standardResponses(access, r.path, r.responses),
     "x-access": access,
   } as R & { middleware: MiddlewareHandler<AppEnv>[] });
 }
 
+/** `get /users/{user_id}/posts` → `getUsersByUserIdPosts`: stable, unique and URL-safe. */
+export function operationIdFor(method: string, path: string): string {
+  const pascal = (s: string) => s.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0].toUpperCase() + w.slice(1)).join("");
+  const segments = path.split("/").filter(Boolean).map((s) => (s.startsWith("{") ? `By${pascal(s)}` : pascal(s)));
+  return method.toLowerCase() + segments.join("");
+}
+
+/**
+ * Routes that read no token: the OAuth endpoints (their credentials are in the body or the
+ * consent form) and the health check, which runs ahead of authentication.
+ */
+const readsNoToken = (path: string) => path.startsWith("/oauth/") || path === "/health";
+/** Not counted by the rate limiter (src/middleware/rate-limit.ts, src/app.ts). */
+const notRateLimited = (access: Access, path: string) => access.token === "admin" || path === "/health";
+
+function securityFor(access: Access, path: string) {
+  if (access.token === "admin") return [{ admin: [] }];
+  if (access.token === "none") return readsNoToken(path) ? [] : [{}, { bearer: [] }, { oauth2: [] }];
+  const scopes = access.scope ? [access.scope] : [];
+  return [{ bearer: scopes }, { oauth2: scopes }];
+}
+
+/** Names of the rate-limit headers, registered once as components (see `registerOpenApiComponents`). */
+const RATE_HEADERS = ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"] as const;
+const headerRefs = (names: readonly string[]) => Object.fromEntries(names.map((n) => [n, { $ref: `#/components/headers/${n}` }]));
+
+type Responses = RouteInput["responses"];
+
+function standardResponses(access: Access, path: string, given: Responses): Responses {
+  const limited = !notRateLimited(access, path);
+  const out: Responses = {};
+  for (const [status, response] of Object.entries(given)) {
+    const success = /^2\d\d$/.test(status) && !("$ref" in response);
+    out[status] = limited && success ? { ...response, headers: { ...headerRefs(RATE_HEADERS), ...(response.headers as object) } } : response;
+  }
+  if (limited) {
+    // A route's own meaning of 429 (e.g. a stream key's connection limit) stays, with the rate limits added.
+    const own = (given[429] as { description?: string } | undefined)?.description;
+    const description = own && own !== ErrorEnvelope.description ? `${own} Also: ${RATE_LIMITED}` : RATE_LIMITED;
+    out[429] = { ...ErrorEnvelope, description, headers: headerRefs([...RATE_HEADERS, "Retry-After"]) };
+  }
+  if (!Object.keys(out).some((s) => /^2\d\d$/.test(s))) {
+    out.default = { ...ErrorEnvelope, description: "Any other status is an error envelope (e.g. 400 for a bad request, 500 with `error_id`)." };
+  }
+  return out;
+}
+
+const RATE_LIMITED =
+  "Too Many Requests: a rate-limit bucket is exhausted, or the caller is banned. The caller is banned for 600 seconds; " +
+  "`meta.retry_in` and `Retry-After` say how many seconds are left.";
+
+/** The shared components `defineRoute` refers to: the rate-limit headers. */
+export function registerOpenApiComponents(registry: OpenAPIHono["openAPIRegistry"]) {
+  const seconds = { type: "integer", minimum: 0 } as const;
+  const headers: Record<string, { description: string; schema: typeof seconds; example: number }> = {
+    "X-RateLimit-Limit": { description: "Requests the caller's bucket allows per window.", schema: seconds, example: 5000 },
+    "X-RateLimit-Remaining": { description: "Requests left in the current window.", schema: seconds, example: 4999 },
+    "X-RateLimit-Reset": { description: "Seconds until the bucket takes requests again.", schema: seconds, example: 3600 },
+    "Retry-After": { description: "Seconds left of the ban (600 when it starts).", schema: seconds, example: 600 },
+  };
+  for (const [name, header] of Object.entries(headers)) registry.registerComponent("headers", name, header);
+}
+
 /** An id path or query parameter: integers only (decisions §1: anything else is 400). */
-export const idString = (what = "id") => z.string().regex(/^\d{1,18}$/, { message: `must be an integer ${what}` });
+export const idString = (what = "id") =>
+  z.string().regex(/^\d{1,18}$/, { message: `must be an integer ${what}` }).openapi({ description: `The ${what} (an integer)`, example: "1" });
 
 /** A user reference in a path: an integer id, `me`, or `@username`. */
-export const userRef = z.string().regex(/^(\d{1,18}|me|@[A-Za-z0-9_]{1,20})$/, { message: "must be an integer id, 'me' or '@username'" });
+export const userRef = z
+  .string()
+  .regex(/^(\d{1,18}|me|@[A-Za-z0-9_]{1,20})$/, { message: "must be an integer id, 'me' or '@username'" })
+  .openapi({ description: "The user: an integer id, `me` (the token's user) or `@username`", example: "@ada" });
 
-export const Envelope = <T extends z.ZodTypeAny>(data: T, description: string) => ({
+/**
+ * A success response: the envelope around `data`. `example` is the `data` of an example
+ * response (shown on the reference page); `meta` adds fields to its `meta` (default code 200).
+ */
+export const Envelope = <T extends z.ZodTypeAny>(data: T, description: string, example?: unknown, meta: Record<string, unknown> = {}) => ({
   content: {
     "application/json": {
       schema: z.object({ meta: z.object({ code: z.number() }).passthrough(), data }),
+      ...(example === undefined ? {} : { example: { meta: { code: 200, ...meta }, data: example } }),
     },
   },
   description,

@@ -15,13 +15,26 @@ export const UserSchema = z
     type: z.enum(["human", "feed", "bot"]),
     locale: z.string(),
     timezone: z.string(),
-    content: z.object({ text: z.string(), html: z.string(), entities: Entities, avatar_image: Image, cover_image: Image }).passthrough(),
-    counts: z.object({ bookmarks: z.number(), clients: z.number(), followers: z.number(), following: z.number(), posts: z.number() }),
+    badge: z.object({ id: z.string(), name: z.string() }).optional().openapi({ description: "The badge the user shows, if any" }),
+    verified: z.object({ domain: z.string(), url: z.string() }).optional().openapi({ description: "A URL the user proved to own, if any" }),
+    content: z
+      .object({
+        text: z.string(),
+        html: z.string().optional(),
+        entities: Entities,
+        markdown_text: z.string().optional(),
+        avatar_image: Image,
+        cover_image: Image,
+      })
+      .passthrough(),
+    counts: z.object({ bookmarks: z.number(), clients: z.number(), followers: z.number(), following: z.number(), posts: z.number() }).optional(),
     follows_you: z.boolean(),
     you_follow: z.boolean(),
     you_muted: z.boolean(),
     you_blocked: z.boolean(),
     you_can_follow: z.boolean(),
+    presence: z.string().optional().openapi({ description: "With `include_presence=1`: the live status, or `offline`" }),
+    raw: z.record(z.string(), z.array(z.any())).optional(),
   })
   .passthrough()
   .openapi("User");

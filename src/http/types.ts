@@ -1,7 +1,7 @@
 import type { AppRecord } from "../stores/apps";
 import type { Db } from "../db";
 import type { TokenRecord } from "../stores/tokens";
-import type { UserRecord } from "../stores/users";
+import type { UserExtras, UserRecord } from "../stores/users";
 import type { Meta } from "./envelope";
 
 /** Who is calling: resolved once per request from the bearer token. */
@@ -10,7 +10,7 @@ export interface Auth {
   token: TokenRecord;
   scopes: string[];
   app: AppRecord;
-  user: UserRecord | null;
+  user: (UserRecord & Partial<UserExtras>) | null;
 }
 
 /** Hono environment of every router: bindings plus the per-request services on `c.var`. */

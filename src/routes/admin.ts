@@ -5,6 +5,7 @@ import { LIMITS } from "../config";
 import { ok } from "../http/envelope";
 import { ApiError } from "../http/errors";
 import { createRouter, defineRoute, Envelope, errors, idString } from "../http/route";
+import { exampleCreatedApp, exampleUser } from "../http/examples";
 import { UserSchema } from "../http/schemas";
 import { now } from "../http/time";
 import { createApp, getAppById, deleteApp } from "../stores/apps";
@@ -48,8 +49,10 @@ export const adminRoutes = createRouter()
       path: "/admin/apps",
       tags: ["Admin"],
       summary: "Create an app (client); the secrets are shown only here",
+      description:
+        "Registers an app. With `url`, OAuth redirects must stay on that URL's origin. `user_id` makes a user its owner; `is_public` (default true) lists it at `GET /clients/{client_id}`. The reply is the only place `client_secret` and `password_grant_secret` are ever shown. Needs `Authorization: Bearer <ADMIN_TOKEN>`; not rate limited; emits nothing.",
       request: { body: { content: { "application/json": { schema: NewApp } }, required: true } },
-      responses: { 201: Envelope(CreatedApp, "The app with its secrets"), ...errors(400, 401, 403, 404, 415) },
+      responses: { 201: Envelope(CreatedApp, "The app with its secrets", exampleCreatedApp, { code: 201 }), ...errors(400, 401, 403, 404, 415) },
     }),
     async (c) => {
       const body = c.req.valid("json");
@@ -79,8 +82,10 @@ export const adminRoutes = createRouter()
       path: "/admin/apps/{id}",
       tags: ["Admin"],
       summary: "Delete an app: its tokens stop working and it shows as `[REMOVED]` everywhere",
-      request: { params: z.object({ id: idString("app id") }) },
-      responses: { 200: Envelope(z.object({ id: z.string(), is_deleted: z.boolean() }), "Deleted"), ...errors(400, 401, 403, 404) },
+      description:
+        "Deletes an app: all its tokens stop working at once; the app's row stays so that posts and messages it made show it as `[REMOVED]`. Needs the admin token; emits nothing.",
+      request: { params: z.object({ id: idString("app id (the `id` from creating it, not the client_id)") }) },
+      responses: { 200: Envelope(z.object({ id: z.string(), name: z.string(), client_id: z.string(), is_deleted: z.boolean() }), "Deleted", { id: "1", name: "Photo Box", client_id: "pbx_3Fq9LwZt7XkR2mNv", is_deleted: true }), ...errors(400, 401, 403, 404) },
     }),
     async (c) => {
       const app = await getAppById(c.var.db, Number(c.req.valid("param").id));
@@ -95,8 +100,10 @@ export const adminRoutes = createRouter()
       path: "/admin/users",
       tags: ["Admin"],
       summary: "Create a user",
+      description:
+        "Creates a user who can then sign in (password grant or the consent page). Usernames are 1–20 of `a-z`, `0-9`, `_`; a taken one is a 400. The reply includes `data.email`. Needs the admin token; emits nothing.",
       request: { body: { content: { "application/json": { schema: NewUser } }, required: true } },
-      responses: { 201: Envelope(UserSchema, "User object"), ...errors(400, 401, 403, 415) },
+      responses: { 201: Envelope(UserSchema, "User object", { ...exampleUser, data: { email: "ada@example.com" } }, { code: 201 }), ...errors(400, 401, 403, 415) },
     }),
     async (c) => {
       const body = c.req.valid("json");

@@ -16,7 +16,9 @@ export const benchRoutes = createRouter()
       path: "/sys/bench/constant",
       tags: ["Benchmark"],
       summary: "Benchmark floor: a constant envelope (only when BENCH_FLOORS=1)",
-      responses: { 200: Envelope(z.object({}), "Constant"), ...errors(404) },
+      description:
+        "Only served (and listed here) when `BENCH_FLOORS` is `\"1\"`, as `npm run bench` sets it: the whole request pipeline with a constant answer, the most any endpoint could do. Anyone; emits nothing.",
+      responses: { 200: Envelope(z.object({}), "Constant", {}), ...errors(404) },
     }),
     (c) => {
       if (!enabled(c.env)) throw ApiError.notFound();
@@ -29,8 +31,10 @@ export const benchRoutes = createRouter()
       path: "/sys/bench/read/{id}",
       tags: ["Benchmark"],
       summary: "Benchmark floor: one indexed D1 read (only when BENCH_FLOORS=1)",
+      description:
+        "Only served (and listed here) when `BENCH_FLOORS` is `\"1\"`: the pipeline plus exactly one indexed read of the user with this id. Anyone; emits nothing.",
       request: { params: z.object({ id: idString() }) },
-      responses: { 200: Envelope(z.object({ exists: z.boolean() }), "One read"), ...errors(404) },
+      responses: { 200: Envelope(z.object({ exists: z.boolean() }), "One read", { exists: true }), ...errors(404) },
     }),
     async (c) => {
       if (!enabled(c.env)) throw ApiError.notFound();

@@ -5,6 +5,7 @@ import { LIMITS } from "../config";
 import { ApiError } from "../http/errors";
 import type { AppEnv } from "../http/types";
 import { resolveUserRefs } from "../stores/channels";
+import { userParams } from "../http/params";
 
 // Input rules shared by the channel and message routes: channel types, raw, ACL user lists,
 // query flags and the scope rule for channel writes.
@@ -127,6 +128,5 @@ export function requireChannelScope(c: Context<AppEnv>, ch: { type: string; read
 export const includeRaw = (q: Record<string, string | undefined>, object: "channel" | "message") =>
   flagOn(q.include_raw) || flagOn(q[`include_${object}_raw`]);
 
-export const rawQuery = {
-  include_raw: z.string().optional().openapi({ description: "1: include `raw` on returned objects" }),
-};
+/** `include_raw` and the general user parameters (for the users channels and messages embed). */
+export const rawQuery = userParams;

@@ -27,8 +27,9 @@ import {
   type ChannelRecord,
 } from "../stores/channels";
 import type { UserRecord } from "../stores/users";
+import { exampleChannel } from "../http/examples";
 import { renderChannel } from "../views/channel";
-import { viewContext } from "../views/context";
+import { eventContext, viewContext } from "../views/context";
 import { renderUser } from "../views/user";
 import {
   channelType,
@@ -69,7 +70,7 @@ type AclBody = z.infer<typeof aclBody>;
 const json = <T extends z.ZodTypeAny>(schema: T) => ({ content: { "application/json": { schema } }, required: true });
 
 /** Events are rendered for no particular viewer (decisions §8). */
-const eventView = (c: Context<AppEnv>) => ({ ...viewContext(c), viewerId: null });
+const eventView = (c: Context<AppEnv>) => eventContext(c);
 
 function publishSubscription(c: Context<AppEnv>, user: UserRecord, ch: ChannelRecord, subscribed: boolean) {
   const view = eventView(c);
@@ -141,7 +142,7 @@ export const channelRoutes = createRouter()
         query: channelQuery,
         body: json(z.object({ type: channelType, acl: aclBody.optional(), raw: rawSchema.optional() })),
       },
-      responses: { 201: Envelope(ChannelSchema, "The new Channel"), ...errors(400, 401, 403, 415) },
+      responses: { 201: Envelope(ChannelSchema, "The new Channel", exampleChannel, { code: 201 }), ...errors(400, 401, 403, 415) },
     }),
     async (c) => {
       const user = currentUser(c);
@@ -174,8 +175,8 @@ export const channelRoutes = createRouter()
       tags: ["Channels"],
       summary: "Channels the caller is subscribed to, most recently subscribed first",
       description: "Paginated by subscription (`pagination_id`). `channel_types`: comma-separated types to include.",
-      request: { query: z.object({ ...pageQuery, ...channelQuery.shape, channel_types: z.string().optional() }) },
-      responses: { 200: Envelope(z.array(ChannelSchema), "Channel objects"), ...errors(400, 401, 403) },
+      request: { query: z.object({ ...pageQuery, ...channelQuery.shape, channel_types: z.string().optional().openapi({ description: "Comma-separated channel types to include (all when left out).", example: "com.example.chat" }) }) },
+      responses: { 200: Envelope(z.array(ChannelSchema), "Channel objects", [exampleChannel], { more: false, max_id: "1", min_id: "1" }), ...errors(400, 401, 403) },
     }),
     async (c) => {
       const user = currentUser(c);
@@ -193,8 +194,10 @@ export const channelRoutes = createRouter()
       path: "/channels/{channel_id}",
       tags: ["Channels"],
       summary: "A channel (any channel the ACL lets the caller read; public ones need no token)",
+      description:
+        "One channel with its ACL, counts and the caller's `you_subscribed`, `you_muted` and `has_unread`. Channels nobody may read are 404. Public channels need no token; emits nothing.",
       request: { params: channelParams, query: channelQuery },
-      responses: { 200: Envelope(ChannelSchema, "Channel object"), ...errors(400, 401, 404) },
+      responses: { 200: Envelope(ChannelSchema, "Channel object", exampleChannel), ...errors(400, 401, 404) },
     }),
     async (c) => {
       const ch = await readableChannel(c, Number(c.req.valid("param").channel_id));
@@ -215,7 +218,7 @@ export const channelRoutes = createRouter()
         query: channelQuery,
         body: json(z.object({ acl: aclBody.optional(), raw: rawSchema.optional() })),
       },
-      responses: { 200: Envelope(ChannelSchema, "The updated Channel"), ...errors(400, 401, 403, 404, 415) },
+      responses: { 200: Envelope(ChannelSchema, "The updated Channel", exampleChannel), ...errors(400, 401, 403, 404, 415) },
     }),
     async (c) => {
       const user = currentUser(c);
@@ -252,8 +255,10 @@ export const channelRoutes = createRouter()
       path: "/channels/{channel_id}/subscribe",
       tags: ["Channels"],
       summary: "Subscribe to a channel (lifts the caller's mute of it)",
+      description:
+        "Subscribes the caller to a channel they may read; subscribing lifts their own mute of it. Repeating it changes nothing. Needs a user token. Emits a `channel_subscription` event.",
       request: { params: channelParams, query: channelQuery },
-      responses: { 200: Envelope(ChannelSchema, "The Channel"), ...errors(400, 401, 403, 404) },
+      responses: { 200: Envelope(ChannelSchema, "The Channel", exampleChannel), ...errors(400, 401, 403, 404) },
     }),
     async (c) => {
       const user = currentUser(c);
@@ -270,8 +275,10 @@ export const channelRoutes = createRouter()
       path: "/channels/{channel_id}/subscribe",
       tags: ["Channels"],
       summary: "Unsubscribe from a channel",
+      description:
+        "Unsubscribes the caller; later messages do not subscribe them again unless the channel is a private-message channel they have not muted. Needs a user token. Emits a `channel_subscription` event.",
       request: { params: channelParams, query: channelQuery },
-      responses: { 200: Envelope(ChannelSchema, "The Channel"), ...errors(400, 401, 403, 404) },
+      responses: { 200: Envelope(ChannelSchema, "The Channel", exampleChannel), ...errors(400, 401, 403, 404) },
     }),
     async (c) => {
       const user = currentUser(c);
@@ -288,8 +295,10 @@ export const channelRoutes = createRouter()
       path: "/channels/{channel_id}/mute",
       tags: ["Channel muting"],
       summary: "Mute a channel: unsubscribes the caller; others can no longer auto-subscribe them",
+      description:
+        "Mutes a channel: the caller is unsubscribed and no longer auto-subscribed (for example by new private messages). Needs a user token with `messages`. Emits a `channel_subscription` event when it unsubscribes.",
       request: { params: channelParams, query: channelQuery },
-      responses: { 200: Envelope(ChannelSchema, "The muted Channel"), ...errors(400, 401, 403, 404) },
+      responses: { 200: Envelope(ChannelSchema, "The muted Channel", { ...exampleChannel, you_muted: true, you_subscribed: false }), ...errors(400, 401, 403, 404) },
     }),
     async (c) => {
       const user = currentUser(c);
@@ -305,8 +314,10 @@ export const channelRoutes = createRouter()
       path: "/channels/{channel_id}/mute",
       tags: ["Channel muting"],
       summary: "Unmute a channel (does not resubscribe)",
+      description:
+        "Lifts the caller's mute; it does not subscribe them again. Needs a user token with `messages`; emits nothing.",
       request: { params: channelParams, query: channelQuery },
-      responses: { 200: Envelope(ChannelSchema, "The unmuted Channel"), ...errors(400, 401, 403, 404) },
+      responses: { 200: Envelope(ChannelSchema, "The unmuted Channel", exampleChannel), ...errors(400, 401, 403, 404) },
     }),
     async (c) => {
       const user = currentUser(c);
@@ -321,8 +332,10 @@ export const channelRoutes = createRouter()
       path: "/users/me/channels/muted",
       tags: ["Channel muting"],
       summary: "Channels the caller muted, most recently muted first",
+      description:
+        "The channels the caller muted, most recently muted first, paginated. Needs a user token with `messages`; emits nothing.",
       request: { query: z.object({ ...pageQuery, ...channelQuery.shape }) },
-      responses: { 200: Envelope(z.array(ChannelSchema), "Channel objects"), ...errors(400, 401, 403) },
+      responses: { 200: Envelope(z.array(ChannelSchema), "Channel objects", [{ ...exampleChannel, you_muted: true, you_subscribed: false }], { more: false, max_id: "1", min_id: "1" }), ...errors(400, 401, 403) },
     }),
     async (c) => {
       const user = currentUser(c);

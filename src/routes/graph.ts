@@ -5,13 +5,13 @@ import { publish, type DomainEvent, type ObjectType } from "../events/publish";
 import { ok } from "../http/envelope";
 import { ApiError } from "../http/errors";
 import { resolveUserRef } from "../http/refs";
-import { createRouter, defineRoute, Envelope, errors, userRef } from "../http/route";
-import { UserSchema } from "../http/schemas";
+import { createRouter, defineRoute, errors, userRef } from "../http/route";
+import { oneUser, UserQuery } from "./user-common";
 import { now } from "../http/time";
 import type { AppEnv } from "../http/types";
 import { block, follow, mute, unblock, unfollow, unmute, type GraphChange } from "../stores/graph";
 import { getUser, type UserView } from "../stores/users";
-import { viewContext } from "../views/context";
+import { eventContext, viewContext } from "../views/context";
 import { neutralUser } from "../views/post";
 import { renderUser } from "../views/user";
 
@@ -28,7 +28,7 @@ async function parties(c: Ctx, ref: string, action: string) {
   return { me, targetId };
 }
 
-const neutral = (c: Ctx, u: UserView) => renderUser(neutralUser(u), { ...viewContext(c), viewerId: null });
+const neutral = (c: Ctx, u: UserView) => renderUser(neutralUser(u), eventContext(c));
 
 /**
  * Publishes `{user, <key>}` (with `extra` events, in one call) when the change happened, and
@@ -49,18 +49,19 @@ function answer(c: Ctx, change: GraphChange, type: ObjectType, key: string, isDe
   return ok(c, renderUser(change.target, viewContext(c)));
 }
 
-const route = (method: "put" | "delete", path: string, summary: string) =>
+const route = (method: "put" | "delete", path: string, summary: string, emits: string) =>
   defineRoute(FOLLOW, {
     method,
     path,
     tags: ["Users"],
     summary,
-    request: { params },
-    responses: { 200: Envelope(UserSchema, "The user acted on"), ...errors(400, 401, 403, 404) },
+    description: `Needs a user token with \`follow\`. Acting on oneself is a 400; repeating a request changes nothing (200). ${emits}`,
+    request: { params, query: UserQuery },
+    responses: { 200: oneUser("The user acted on"), ...errors(400, 401, 403, 404) },
   });
 
 export const graphRoutes = createRouter()
-  .openapi(route("put", "/users/{user_id}/follow", "Follow a user; returns the followed user"), async (c) => {
+  .openapi(route("put", "/users/{user_id}/follow", "Follow a user; returns the followed user", "Following across a block is a 403. Emits a `follow` event."), async (c) => {
     const { me, targetId } = await parties(c, c.req.valid("param").user_id, "follow");
     const view = viewContext(c);
     const target = await getUser(c.var.db, targetId, me.id);
@@ -76,19 +77,19 @@ export const graphRoutes = createRouter()
     }
     return answer(c, result.change, "follow", "followed_user", false);
   })
-  .openapi(route("delete", "/users/{user_id}/follow", "Unfollow a user; returns the user"), async (c) => {
+  .openapi(route("delete", "/users/{user_id}/follow", "Unfollow a user; returns the user", "Emits a `follow` event with `is_deleted`."), async (c) => {
     const { me, targetId } = await parties(c, c.req.valid("param").user_id, "unfollow");
     return answer(c, await unfollow(c.var.db, me.id, targetId), "follow", "followed_user", true);
   })
-  .openapi(route("put", "/users/{user_id}/mute", "Mute a user: their posts leave the caller's streams"), async (c) => {
+  .openapi(route("put", "/users/{user_id}/mute", "Mute a user: their posts leave the caller's streams", "Emits a `mute` event (to apps the caller authorized)."), async (c) => {
     const { me, targetId } = await parties(c, c.req.valid("param").user_id, "mute");
     return answer(c, await mute(c.var.db, me.id, targetId, now(c)), "mute", "muted_user", false);
   })
-  .openapi(route("delete", "/users/{user_id}/mute", "Unmute a user"), async (c) => {
+  .openapi(route("delete", "/users/{user_id}/mute", "Unmute a user", "Emits a `mute` event with `is_deleted`."), async (c) => {
     const { me, targetId } = await parties(c, c.req.valid("param").user_id, "unmute");
     return answer(c, await unmute(c.var.db, me.id, targetId), "mute", "muted_user", true);
   })
-  .openapi(route("put", "/users/{user_id}/block", "Block a user: ends follows both ways; hides each from the other's streams"), async (c) => {
+  .openapi(route("put", "/users/{user_id}/block", "Block a user: ends follows both ways; hides each from the other's streams", "Emits a `block` event, and `follow` events with `is_deleted` for the follows it ended."), async (c) => {
     const { me, targetId } = await parties(c, c.req.valid("param").user_id, "block");
     const result = await block(c.var.db, me.id, targetId, now(c));
     // The follows the block ended are unfollow events of their own.
@@ -106,7 +107,7 @@ export const graphRoutes = createRouter()
     }
     return answer(c, result, "block", "blocked_user", false, unfollows);
   })
-  .openapi(route("delete", "/users/{user_id}/block", "Unblock a user"), async (c) => {
+  .openapi(route("delete", "/users/{user_id}/block", "Unblock a user", "Emits a `block` event with `is_deleted`."), async (c) => {
     const { me, targetId } = await parties(c, c.req.valid("param").user_id, "unblock");
     return answer(c, await unblock(c.var.db, me.id, targetId), "block", "blocked_user", true);
   });

@@ -17,7 +17,7 @@ export const healthRoutes = createRouter().openapi(
     description:
       "Answers 200 `{\"status\": \"ok\"}` while the Worker serves requests (HEAD works too). It touches neither the " +
       "database nor a Durable Object and is not rate limited, so it says the Worker is up, not that its storage is.",
-    responses: { 200: Envelope(z.object({ status: z.literal("ok") }).openapi("Health"), "The Worker is serving") },
+    responses: { 200: Envelope(z.object({ status: z.literal("ok") }).openapi("Health"), "The Worker is serving", { status: "ok" }) },
   }),
   (c) => {
     // A cached "ok" would hide an outage from the monitor.

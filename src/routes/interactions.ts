@@ -1,4 +1,8 @@
 import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../http/types";
+import { postParams } from "../http/params";
+import { EXAMPLE_USER } from "./user-common";
 import { ANY_TOKEN } from "../auth/access";
 import { ok } from "../http/envelope";
 import { ApiError } from "../http/errors";
@@ -21,26 +25,27 @@ const InteractionSchema = z
 const actionList = (what: string) =>
   z.string().optional().openapi({ description: `Comma-separated actions ${what}: ${INTERACTION_ACTIONS.join(", ")}` });
 
-/** Comma-separated actions; an unknown one is a 400 naming the parameter. Empty: not given. */
-function parseActions(name: string, v: string | undefined): InteractionAction[] | undefined {
+/** Comma-separated actions of `allowed`; any other is a 400 naming the parameter. Empty: not given. */
+export function parseActions(name: string, v: string | undefined, allowed: readonly InteractionAction[] = INTERACTION_ACTIONS): InteractionAction[] | undefined {
   const list = (v ?? "")
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
   if (!list.length) return undefined;
-  const bad = list.find((a) => !(INTERACTION_ACTIONS as readonly string[]).includes(a));
-  if (bad !== undefined) throw ApiError.badRequest(`'${name}' has unknown action '${bad.slice(0, 32)}' (allowed: ${INTERACTION_ACTIONS.join(", ")})`);
+  const bad = list.find((a) => !(allowed as readonly string[]).includes(a));
+  if (bad !== undefined) throw ApiError.badRequest(`'${name}' has unknown action '${bad.slice(0, 32)}' (allowed: ${allowed.join(", ")})`);
   return list as InteractionAction[];
 }
 
-const on = (v: string | undefined) => v === "1" || v === "true";
-
-export const interactionRoutes = createRouter().openapi(
+const interactionsRoute = (path: string, deprecated: boolean) =>
   defineRoute(ANY_TOKEN, {
     method: "get",
-    path: "/users/me/interactions",
+    path,
     tags: ["Interactions"],
-    summary: "Interactions with the caller's posts, polls and account, newest first",
+    summary: deprecated
+      ? "Interactions with the caller's posts, polls and account (the older path of `GET /users/me/interactions`)"
+      : "Interactions with the caller's posts, polls and account, newest first",
+    ...(deprecated ? { deprecated: true } : {}),
     description:
       "Bookmarks, reposts and replies of the caller's posts, follows of the caller and responses to the caller's polls " +
       "(decisions §11). Events of the same action on the same object merge while each is within 24 hours of the item's " +
@@ -53,31 +58,39 @@ export const interactionRoutes = createRouter().openapi(
         ...pageQuery,
         filters: actionList("to include"),
         exclude: actionList("to leave out (ignored when `filters` is set)"),
-        include_raw: z.string().optional().openapi({ description: "1: include `raw` on posts" }),
-        include_post_raw: z.string().optional().openapi({ description: "1: include `raw` on posts" }),
+        ...postParams,
       }),
     },
-    responses: { 200: Envelope(z.array(InteractionSchema), "Paginated Interaction objects"), ...errors(400, 401, 403) },
-  }),
-  async (c) => {
-    const user = c.var.auth?.user;
-    if (!user) throw ApiError.forbidden("'me' needs a user token");
-    const q = c.req.valid("query");
-    const page = parsePage(q);
-    const filters = parseActions("filters", q.filters);
-    const excluded = filters ? undefined : parseActions("exclude", q.exclude);
-    const actions = filters
-      ? INTERACTION_ACTIONS.filter((a) => filters.includes(a))
-      : INTERACTION_ACTIONS.filter((a) => !excluded?.includes(a));
-    if (!actions.length) return ok(c, [], { more: false });
-    const data = await readInteractions(c.var.db, user.id, actions, page);
-    const { items, meta } = finishPage(data.groups, page, (g) => g.latestEventId);
-    const view = viewContext(c);
-    const opts = { raw: on(q.include_raw) || on(q.include_post_raw) };
-    return ok(
-      c,
-      items.flatMap((g) => renderInteraction(g, data, view, opts) ?? []),
-      meta,
-    );
-  },
-);
+    responses: {
+      200: Envelope(z.array(InteractionSchema), "Paginated Interaction objects", [
+        { pagination_id: "9021", event_date: "2026-11-20T18:20:00Z", action: "follow", objects: [EXAMPLE_USER], users: [EXAMPLE_USER] },
+      ], { more: false, min_id: "9021", max_id: "9021" }),
+      ...errors(400, 401, 403),
+    },
+  });
+
+type InteractionsQuery = { count?: string; since_id?: string; before_id?: string; filters?: string; exclude?: string };
+
+async function interactions(c: Context<AppEnv>, q: InteractionsQuery) {
+  const user = c.var.auth?.user;
+  if (!user) throw ApiError.forbidden("'me' needs a user token");
+  const page = parsePage(q);
+  const filters = parseActions("filters", q.filters);
+  const excluded = filters ? undefined : parseActions("exclude", q.exclude);
+  const actions = filters
+    ? INTERACTION_ACTIONS.filter((a) => filters.includes(a))
+    : INTERACTION_ACTIONS.filter((a) => !excluded?.includes(a));
+  if (!actions.length) return ok(c, [], { more: false });
+  const data = await readInteractions(c.var.db, user.id, actions, page);
+  const { items, meta } = finishPage(data.groups, page, (g) => g.latestEventId);
+  const view = viewContext(c);
+  return ok(
+    c,
+    items.flatMap((g) => renderInteraction(g, data, view) ?? []),
+    meta,
+  );
+}
+
+export const interactionRoutes = createRouter()
+  .openapi(interactionsRoute("/users/me/interactions", false), (c) => interactions(c, c.req.valid("query")))
+  .openapi(interactionsRoute("/users/me/actions", true), (c) => interactions(c, c.req.valid("query")));

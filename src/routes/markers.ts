@@ -25,6 +25,8 @@ const MarkerSchema = z
   })
   .openapi("Marker");
 
+const exampleMarker = { name: "channel:12", id: "245", last_read_id: "245", percentage: 0, updated_at: "2026-03-14T09:26:53Z", version: "b3f1c2d4e5" };
+
 /** `1`/`true` on, `0`/`false`/absent off; anything else is a 400 naming the parameter. */
 function resetFlag(v: string | undefined): boolean {
   if (v === undefined || v === "" || v === "0" || v === "false") return false;
@@ -91,7 +93,7 @@ export const markerRoutes = createRouter()
       request: {
         query: z.object({ name: z.string().optional().openapi({ description: "Marker names, e.g. `personal` or `personal,channel:12`" }) }),
       },
-      responses: { 200: Envelope(z.array(MarkerSchema), "Marker objects, by name"), ...errors(400, 401, 403) },
+      responses: { 200: Envelope(z.array(MarkerSchema), "Marker objects, by name", [exampleMarker]), ...errors(400, 401, 403) },
     }),
     async (c) => {
       const names = parseNames(c.req.valid("query").name);
@@ -124,7 +126,7 @@ export const markerRoutes = createRouter()
           required: true,
         },
       },
-      responses: { 200: Envelope(z.array(MarkerSchema), "The updated markers"), ...errors(400, 401, 403, 415) },
+      responses: { 200: Envelope(z.array(MarkerSchema), "The updated markers", [exampleMarker]), ...errors(400, 401, 403, 415) },
     }),
     async (c) => {
       const user = currentUser(c);

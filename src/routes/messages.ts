@@ -32,8 +32,9 @@ import {
 } from "../stores/messages";
 import { searchMessages, type MessageSearch } from "../stores/search";
 import { normalizeTag, withObjectId } from "../text";
+import { exampleMessage } from "../http/examples";
 import { renderChannel } from "../views/channel";
-import { viewContext } from "../views/context";
+import { eventContext, viewContext } from "../views/context";
 import { renderMessage } from "../views/message";
 import { renderUser } from "../views/user";
 import { markableStream } from "./markers";
@@ -65,7 +66,7 @@ type MessageBody = { text: string; reply_to?: string; is_nsfw?: boolean; raw?: u
 const json = <T extends z.ZodTypeAny>(schema: T) => ({ content: { "application/json": { schema } }, required: true });
 
 /** Events are rendered for no particular viewer (decisions §8). */
-const eventView = (c: Context<AppEnv>) => ({ ...viewContext(c), viewerId: null });
+const eventView = (c: Context<AppEnv>) => eventContext(c);
 
 /**
  * Processes the text and writes the message (see `createMessage`), then publishes the message,
@@ -143,25 +144,25 @@ const searchQuery = z.object({
   q: z.string().max(1024).optional().openapi({ description: "Words the messages contain (all of them; stemmed)" }),
   order: z.enum(["id", "relevance"]).optional().openapi({ description: "`relevance` (default, bm25) or `id` (newest first)" }),
   channel_ids: z.string().min(1).openapi({ description: "`pm`, or comma-separated channel ids (at most 200)" }),
-  client_id: z.string().max(64).optional(),
-  created_after: z.string().optional(),
-  created_before: z.string().optional(),
-  creator_id: z.string().optional(),
-  file_id: z.string().optional(),
-  file_kinds: z.string().optional(),
-  is_nsfw: z.string().optional(),
-  is_reply: z.string().optional(),
-  is_sticky: z.string().optional(),
-  leading_mentions: z.string().optional(),
-  mentions: z.string().optional(),
-  poll_id: z.string().optional(),
-  raw_types: z.string().optional(),
-  reply_to: z.string().optional(),
-  tags: z.string().optional(),
-  thread_id: z.string().optional(),
-  url_domains: z.string().optional(),
-  urls: z.string().optional(),
-  user_types: z.string().optional(),
+  client_id: z.string().max(64).optional().openapi({ description: "Only messages made through this client (`client_id`)." }),
+  created_after: z.string().optional().openapi({ description: "Only messages created after this ISO 8601 time (exclusive).", example: "2026-03-01T00:00:00Z" }),
+  created_before: z.string().optional().openapi({ description: "Only messages created before this ISO 8601 time (exclusive)." }),
+  creator_id: z.string().optional().openapi({ description: "Only messages by this user: an integer id, `@username`, or `me`." }),
+  file_id: z.string().optional().openapi({ description: "Only messages with this file attached (an integer file id)." }),
+  file_kinds: z.string().optional().openapi({ description: "Only messages with attached files of these kinds, comma-separated: `audio`, `image`, `video`, `other`." }),
+  is_nsfw: z.string().optional().openapi({ description: "`0` leaves out messages marked NSFW." }),
+  is_reply: z.string().optional().openapi({ description: "`1`: only replies; `0`: only messages that reply to nothing." }),
+  is_sticky: z.string().optional().openapi({ description: "`1`: only sticky messages." }),
+  leading_mentions: z.string().optional().openapi({ description: "Only messages that start by mentioning these users, comma-separated usernames (with or without `@`)." }),
+  mentions: z.string().optional().openapi({ description: "Only messages mentioning these users, comma-separated usernames (with or without `@`)." }),
+  poll_id: z.string().optional().openapi({ description: "Only messages with this poll attached (an integer poll id)." }),
+  raw_types: z.string().optional().openapi({ description: "Only messages carrying `raw` of these types, comma-separated." }),
+  reply_to: z.string().optional().openapi({ description: "Only direct replies to this message id." }),
+  tags: z.string().optional().openapi({ description: "Only messages with these hashtags, comma-separated (with or without `#`)." }),
+  thread_id: z.string().optional().openapi({ description: "Only messages of this thread (the id of its first message)." }),
+  url_domains: z.string().optional().openapi({ description: "Only messages linking to these domains, comma-separated.", example: "example.com" }),
+  urls: z.string().optional().openapi({ description: "Only messages linking to these URLs, comma-separated." }),
+  user_types: z.string().optional().openapi({ description: "Only messages by these kinds of account, comma-separated: `human`, `feed`, `bot`." }),
 });
 type SearchQuery = z.infer<typeof searchQuery>;
 
@@ -250,7 +251,7 @@ export const messageRoutes = createRouter()
         "without `q` it is the same as `order=id`. `order=id` is newest first and reaches every match. Public channels need no token; `channel_ids=pm` needs a " +
         "user token with the `messages` scope. Deleted messages never match.",
       request: { query: searchQuery },
-      responses: { 200: Envelope(z.array(MessageSchema), "Message objects"), ...errors(400, 401, 403) },
+      responses: { 200: Envelope(z.array(MessageSchema), "Message objects", [exampleMessage], { more: false, max_id: "1", min_id: "1" }), ...errors(400, 401, 403) },
     }),
     async (c) => {
       const q = c.req.valid("query");
@@ -280,7 +281,7 @@ export const messageRoutes = createRouter()
           }),
         ),
       },
-      responses: { 201: Envelope(MessageSchema, "The new Message"), ...errors(400, 401, 403, 415) },
+      responses: { 201: Envelope(MessageSchema, "The new Message", exampleMessage, { code: 201 }), ...errors(400, 401, 403, 415) },
     }),
     async (c) => {
       const user = currentUser(c);
@@ -307,8 +308,10 @@ export const messageRoutes = createRouter()
       path: "/channels/{channel_id}/messages",
       tags: ["Messages"],
       summary: "Post a message to a channel the ACL lets the caller write to",
+      description:
+        "Posts a message (`text` up to 2048 characters, optional `reply_to` in the same channel, `is_nsfw`, `raw`) to a channel the ACL lets the caller write to. Needs a user token with `messages` (or `public_messages` for channels everyone can read). Emits a `message` event, and `channel` and `channel_subscription` events for users it subscribes.",
       request: { params: z.object({ channel_id: channelId }), query: createQuery, body: json(z.object(messageFields)) },
-      responses: { 201: Envelope(MessageSchema, "The new Message"), ...errors(400, 401, 403, 404, 415) },
+      responses: { 201: Envelope(MessageSchema, "The new Message", exampleMessage, { code: 201 }), ...errors(400, 401, 403, 404, 415) },
     }),
     async (c) => {
       const user = currentUser(c);
@@ -332,9 +335,9 @@ export const messageRoutes = createRouter()
       description: "Paginated by message id. Deleted messages are included (without content) unless `include_deleted=0`.",
       request: {
         params: z.object({ channel_id: channelId }),
-        query: z.object({ ...pageQuery, ...messageQuery.shape, include_deleted: z.string().optional() }),
+        query: z.object({ ...pageQuery, ...messageQuery.shape, include_deleted: z.string().optional().openapi({ description: "`0` leaves deleted messages out (they are listed, without content, by default)." }) }),
       },
-      responses: { 200: Envelope(z.array(MessageSchema), "Message objects"), ...errors(400, 401, 404) },
+      responses: { 200: Envelope(z.array(MessageSchema), "Message objects", [exampleMessage], { marker: { name: "channel:1" }, more: false, max_id: "1", min_id: "1" }), ...errors(400, 401, 404) },
     }),
     async (c) => {
       const q = c.req.valid("query");
@@ -359,8 +362,10 @@ export const messageRoutes = createRouter()
       path: "/channels/{channel_id}/messages/{message_id}",
       tags: ["Messages"],
       summary: "A message (deleted ones show `is_deleted` and no content)",
+      description:
+        "One message of a channel the caller may read (public channels need no token). A deleted message keeps its id, user and counts and shows `is_deleted` without content. Emits nothing.",
       request: { params: z.object({ channel_id: channelId, message_id: messageId }), query: messageQuery },
-      responses: { 200: Envelope(MessageSchema, "Message object"), ...errors(400, 401, 404) },
+      responses: { 200: Envelope(MessageSchema, "Message object", exampleMessage), ...errors(400, 401, 404) },
     }),
     async (c) => {
       const p = c.req.valid("param");
@@ -376,8 +381,10 @@ export const messageRoutes = createRouter()
       path: "/channels/{channel_id}/messages/{message_id}",
       tags: ["Messages"],
       summary: "Delete a message (its author or the channel's owner)",
+      description:
+        "Deletes a message; it stays in lists as `is_deleted` without content. Its author or the channel's owner may delete it. Needs a user token. Emits a `message` event with `is_deleted`.",
       request: { params: z.object({ channel_id: channelId, message_id: messageId }), query: messageQuery },
-      responses: { 200: Envelope(MessageSchema, "The deleted Message"), ...errors(400, 401, 403, 404) },
+      responses: { 200: Envelope(MessageSchema, "The deleted Message", { ...exampleMessage, content: undefined, is_deleted: true }), ...errors(400, 401, 403, 404) },
     }),
     async (c) => {
       const user = currentUser(c);
@@ -410,7 +417,7 @@ export const messageRoutes = createRouter()
         "Body (JSON, form-urlencoded or multipart) field `reason`: `account_type`, `nsfw`, `soliciting` or `user_abuse`. " +
         "201 with the reported Message. A message the caller cannot read (or a deleted one) is a 404.",
       request: { params: z.object({ channel_id: channelId, message_id: messageId }) },
-      responses: { 201: Envelope(MessageSchema, "The reported Message"), ...errors(400, 401, 403, 404) },
+      responses: { 201: Envelope(MessageSchema, "The reported Message", exampleMessage, { code: 201 }), ...errors(400, 401, 403, 404) },
     }),
     async (c) => {
       const user = currentUser(c);

@@ -1,24 +1,23 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { html } from "hono/html";
 import { PUBLIC } from "../auth/access";
-import { randomToken, sha256Hex, verifyPassword } from "../auth/crypto";
+import { sha256Hex, verifyPassword } from "../auth/crypto";
 import { authenticateClient, issueToken, OAuthError } from "../auth/oauth";
 import { publish } from "../events/publish";
 import { tokenEvent } from "../events/token-event";
 import { parseScopes } from "../auth/scopes";
 import { readFields } from "../http/body";
-import { ApiError, describeIssues } from "../http/errors";
+import { describeIssues } from "../http/errors";
+import { exampleToken } from "../http/examples";
 import { createRouter, defineRoute } from "../http/route";
 import { now } from "../http/time";
 import type { AppEnv } from "../http/types";
-import { getAppByClientId, type AppRecord } from "../stores/apps";
-import { consumeCode, saveCode } from "../stores/oauth-codes";
+import type { AppRecord } from "../stores/apps";
+import { consentRoutes } from "./oauth-consent";
+import { consumeCode } from "../stores/oauth-codes";
 import { findByUsername, getUser } from "../stores/users";
 import { viewContext } from "../views/context";
 import { renderToken } from "../views/token";
-
-const CODE_TTL_SECONDS = 600;
 
 const TokenRequest = z
   .object({
@@ -38,25 +37,16 @@ const OAuthReply = z
   .object({ access_token: z.string(), token: z.any(), user_id: z.string().optional(), username: z.string().optional() })
   .openapi("OAuthTokenReply");
 
+const OAuthErrorReply = z
+  .object({ error: z.string(), error_description: z.string(), meta: z.object({ code: z.number(), error_message: z.string() }) })
+  .openapi("OAuthError");
+
 const str = (v: unknown) => (typeof v === "string" ? v : undefined);
 
 function requestedScopes(scope: string | undefined): string[] {
   const { scopes, unknown } = parseScopes(scope);
   if (unknown.length) throw new OAuthError(400, "invalid_scope", `'scope' has unknown scope '${unknown[0]}'`);
   return scopes;
-}
-
-/** A redirect URI must be absolute http(s) and, when the app registered a URL, on its origin. */
-function checkRedirect(app: AppRecord, uri: string | undefined): URL {
-  let url: URL;
-  try {
-    url = new URL(uri ?? "");
-  } catch {
-    throw ApiError.badRequest("'redirect_uri' must be an absolute URL");
-  }
-  if (!/^https?:$/.test(url.protocol)) throw ApiError.badRequest("'redirect_uri' must be http or https");
-  if (app.url && new URL(app.url).origin !== url.origin) throw ApiError.badRequest("'redirect_uri' must be on the app's own origin");
-  return url;
 }
 
 async function tokenReply(c: Context<AppEnv>, fields: Record<string, unknown>) {
@@ -105,34 +95,6 @@ async function tokenReply(c: Context<AppEnv>, fields: Record<string, unknown>) {
   throw new OAuthError(400, "unsupported_grant_type", `'grant_type' '${grant}' is not one of client_credentials, password, authorization_code`);
 }
 
-const consentPage = (app: AppRecord, q: Record<string, string>, scopes: string[], error?: string) => html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>Authorize ${app.name}</title>
-<style>body{font:16px system-ui;max-width:26rem;margin:3rem auto;padding:0 1rem}label,input,button{display:block;width:100%;margin:.4rem 0}input,button{padding:.5rem;font:inherit}.err{color:#b00}</style></head>
-<body><h1>Authorize ${app.name}</h1><p>${app.name} asks for: ${scopes.join(", ")}</p>
-${error ? html`<p class="err">${error}</p>` : ""}
-<form method="post">${Object.entries(q).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}
-<label>Username <input name="username" autocomplete="username" required></label>
-<label>Password <input name="password" type="password" autocomplete="current-password" required></label>
-<button type="submit">Authorize</button></form></body></html>`;
-
-const ConsentQuery = z.object({
-  client_id: z.string(),
-  redirect_uri: z.string(),
-  scope: z.string().optional(),
-  response_type: z.enum(["code", "token"]),
-  state: z.string().optional(),
-});
-
-async function consentContext(c: Context<AppEnv>, q: Record<string, string | undefined>) {
-  const app = q.client_id ? await getAppByClientId(c.var.db, q.client_id) : undefined;
-  if (!app || app.deletedAt != null) throw ApiError.notFound("'client_id' names no app");
-  const redirect = checkRedirect(app, q.redirect_uri);
-  const { scopes, unknown } = parseScopes(q.scope);
-  if (unknown.length) throw ApiError.badRequest(`'scope' has unknown scope '${unknown[0]}'`);
-  if (q.response_type !== "code" && q.response_type !== "token") throw ApiError.badRequest("'response_type' must be code or token");
-  return { app, redirect, scopes, responseType: q.response_type };
-}
-
 export const oauthRoutes = createRouter()
   .openapi(
     defineRoute(PUBLIC, {
@@ -140,7 +102,12 @@ export const oauthRoutes = createRouter()
       path: "/oauth/access_token",
       tags: ["OAuth"],
       summary: "Issue a token (client_credentials, password or authorization_code grant)",
-      description: "Form-urlencoded, multipart or JSON body. The reply is plain OAuth JSON, not the envelope.",
+      description:
+        "The token endpoint of OAuth 2: `client_credentials` (an app token, with `client_secret`), `password` (a user token, with " +
+        "the app's `password_grant_secret`, `username`, `password` and `scope`) or `authorization_code` (a user token for the code the " +
+        "consent page gave, with `client_secret` and the same `redirect_uri`). Form-urlencoded, multipart or JSON body; anyone may call " +
+        "it (the credentials are in the body). The reply is plain OAuth JSON, not the envelope; errors carry OAuth's `error` and " +
+        "`error_description` plus `meta`. A user token emits a `token` event to the app's streams.",
       request: {
         body: {
           content: {
@@ -151,9 +118,17 @@ export const oauthRoutes = createRouter()
         },
       },
       responses: {
-        200: { description: "Token issued", content: { "application/json": { schema: OAuthReply } } },
-        400: { description: "OAuth error (invalid_request, invalid_grant, unsupported_grant_type, invalid_scope)" },
-        401: { description: "OAuth error invalid_client" },
+        200: {
+          description: "Token issued",
+          content: {
+            "application/json": {
+              schema: OAuthReply,
+              example: { access_token: "example-access-token", token: exampleToken, user_id: "1", username: "ada" },
+            },
+          },
+        },
+        400: { description: "OAuth error (invalid_request, invalid_grant, unsupported_grant_type, invalid_scope)", content: { "application/json": { schema: OAuthErrorReply } } },
+        401: { description: "OAuth error invalid_client", content: { "application/json": { schema: OAuthErrorReply } } },
       },
     }),
     async (c) => c.json(await tokenReply(c, await readFields(c)), 200),
@@ -163,49 +138,5 @@ export const oauthRoutes = createRouter()
       throw new OAuthError(400, grantIssue ? "unsupported_grant_type" : "invalid_request", describeIssues(result.error.issues));
     },
   )
-  .openapi(
-    defineRoute(PUBLIC, {
-      method: "get",
-      path: "/oauth/authenticate",
-      tags: ["OAuth"],
-      summary: "Consent page of the authorization_code and implicit flows",
-      request: { query: ConsentQuery },
-      responses: { 200: { description: "HTML consent page", content: { "text/html": { schema: z.string() } } } },
-    }),
-    async (c) => {
-      const q = c.req.valid("query");
-      const { app, scopes } = await consentContext(c, q);
-      return c.html(consentPage(app, Object.fromEntries(Object.entries(q).filter(([, v]) => v !== undefined)) as Record<string, string>, scopes));
-    },
-  )
-  .openapi(
-    defineRoute(PUBLIC, {
-      method: "post",
-      path: "/oauth/authenticate",
-      tags: ["OAuth"],
-      summary: "Consent form submission: redirects with `code` (or `#access_token` for response_type=token)",
-      request: { body: { content: { "application/x-www-form-urlencoded": { schema: ConsentQuery.extend({ username: z.string(), password: z.string() }) } } } },
-      responses: { 302: { description: "Redirect to redirect_uri" }, 200: { description: "Consent page again, with the error" } },
-    }),
-    async (c) => {
-      const f = Object.fromEntries(Object.entries(await readFields(c)).map(([k, v]) => [k, String(v)]));
-      const { app, redirect, scopes, responseType } = await consentContext(c, f);
-      const user = await findByUsername(c.var.db, f.username ?? "");
-      if (!user || user.isDisabled || !(await verifyPassword(f.password ?? "", user.passwordHash))) {
-        const { username: _u, password: _p, ...q } = f;
-        return c.html(consentPage(app, q, scopes, "Wrong username or password."), 200);
-      }
-      const at = now(c);
-      if (responseType === "token") {
-        const { accessToken, auth } = await issueToken(c.var.db, app, user, scopes, at);
-        publish(c, tokenEvent(c, auth));
-        const frag = new URLSearchParams({ access_token: accessToken, ...(f.state ? { state: f.state } : {}) });
-        return c.redirect(`${redirect.href.split("#")[0]}#${frag}`, 302);
-      }
-      const code = randomToken();
-      await saveCode(c.var.db, { codeHash: await sha256Hex(code), appId: app.id, userId: user.id, scopes: scopes.join(" "), redirectUri: f.redirect_uri, expiresAt: at + CODE_TTL_SECONDS });
-      redirect.searchParams.set("code", code);
-      if (f.state) redirect.searchParams.set("state", f.state);
-      return c.redirect(redirect.href, 302);
-    },
-  );
+  // The sign-in and consent page of the browser flows (src/routes/oauth-consent.ts).
+  .route("/", consentRoutes);

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { userParams } from "../http/params";
 import type { Context } from "hono";
 import { POLL_LIMITS } from "../config";
 import { codePointLength } from "../text";
@@ -11,6 +12,7 @@ import { ok } from "../http/envelope";
 import { ApiError } from "../http/errors";
 import { finishPage, pageQuery, parsePage } from "../http/pagination";
 import { createRouter, defineRoute, Envelope, errors, idString } from "../http/route";
+import { examplePoll, examplePollResponse } from "../http/examples";
 import { ClientRefSchema, UserSchema } from "../http/schemas";
 import { iso, now, parseIso } from "../http/time";
 import type { AppEnv } from "../http/types";
@@ -95,6 +97,7 @@ const ResponseBody = z
 const pollParams = z.object({ poll_id: idString("poll id").openapi({ param: { name: "poll_id", in: "path" }, example: "1" }) });
 const tokenQuery = z.object({
   poll_token: z.string().optional().openapi({ description: "Required on private polls unless you created or responded to them" }),
+  ...userParams,
 });
 
 // ---- helpers ------------------------------------------------------------------------------
@@ -208,8 +211,10 @@ export const pollRoutes = createRouter()
       path: "/polls",
       tags: ["Polls"],
       summary: "Create a poll (private and anonymous unless told otherwise); the reply carries its poll_token",
+      description:
+        "Creates a poll open for `duration` minutes (default 1440) or until `closed_at`. Private and anonymous unless told otherwise; the reply carries `poll_token`, which lets others open a private poll. Needs a user token with `polls` (or `polls:<type>` for that type). Emits a `poll` event; a `PollCloser` alarm closes it on time (another `poll` event).",
       request: { body: { content: { "application/json": { schema: NewPollBody } }, required: true } },
-      responses: { 201: Envelope(PollSchema, "The created poll"), ...errors(400, 401, 403, 415, 429) },
+      responses: { 201: Envelope(PollSchema, "The created poll", examplePoll, { code: 201 }), ...errors(400, 401, 403, 415, 429) },
     }),
     async (c) => {
       const body = c.req.valid("json");
@@ -266,8 +271,10 @@ export const pollRoutes = createRouter()
       path: "/polls/{poll_id}",
       tags: ["Polls"],
       summary: "A poll; private polls need `poll_token` unless you created or responded to them",
+      description:
+        "One poll with its options and, once closed, its results. Private polls open for their creator, anyone who responded, or with `poll_token`. Needs a user token with `polls`; emits nothing.",
       request: { params: pollParams, query: tokenQuery },
-      responses: { 200: Envelope(PollSchema, "Poll object"), ...pollErrors },
+      responses: { 200: Envelope(PollSchema, "Poll object", examplePoll), ...pollErrors },
     }),
     async (c) => {
       const { p } = await openPoll(c, Number(c.req.valid("param").poll_id), c.req.valid("query").poll_token, { needAccess: true });
@@ -280,13 +287,15 @@ export const pollRoutes = createRouter()
       path: "/polls",
       tags: ["Polls"],
       summary: `Polls by id: the first ${MORE_LIMITS.pollsReturned} found that you may open (\`poll_token_{poll_id}\` for private ones)`,
+      description:
+        "Several polls at once, in the order asked, duplicates dropped, leaving out those the caller may not open. Needs a user token with `polls`; emits nothing.",
       request: {
         query: z
           .object({ ids: z.string().openapi({ description: "Comma-separated poll ids", example: "1,2,3" }) })
           .catchall(z.string().optional())
           .openapi({ description: "Also `poll_token_{poll_id}=<token>` per private poll" }),
       },
-      responses: { 200: Envelope(z.array(PollSchema), "Poll objects, in the order asked"), ...pollErrors },
+      responses: { 200: Envelope(z.array(PollSchema), "Poll objects, in the order asked", [examplePoll]), ...pollErrors },
     }),
     async (c) => {
       const user = currentUser(c);
@@ -311,12 +320,14 @@ export const pollRoutes = createRouter()
       path: "/polls/{poll_id}/response",
       tags: ["Polls"],
       summary: "Respond to a poll (an empty `positions` list clears the response); closed polls refuse",
+      description:
+        "Sets the caller's answer: the option `positions` chosen (at most `max_options`); an empty list clears it. Only human accounts may respond; closed polls refuse. Needs a user token with `polls`. Emits a `poll` event naming the respondent (never for anonymous polls).",
       request: {
         params: pollParams,
         query: tokenQuery,
         body: { content: { "application/json": { schema: ResponseBody } }, required: true },
       },
-      responses: { 200: Envelope(PollSchema, "The poll with your response"), ...errors(400, 401, 403, 404, 415, 429) },
+      responses: { 200: Envelope(PollSchema, "The poll with your response", examplePoll), ...errors(400, 401, 403, 404, 415, 429) },
     }),
     async (c) => {
       const body = c.req.valid("json");
@@ -349,8 +360,10 @@ export const pollRoutes = createRouter()
       path: "/polls/{poll_id}",
       tags: ["Polls"],
       summary: "Delete a poll you created",
+      description:
+        "Deletes a poll; it is a 404 everywhere afterwards. Only its creator. Needs a user token with `polls`. Emits a `poll` event with `is_deleted`.",
       request: { params: pollParams },
-      responses: { 200: Envelope(PollSchema, "The deleted poll, with `is_deleted` true"), ...pollErrors },
+      responses: { 200: Envelope(PollSchema, "The deleted poll, with `is_deleted` true", { ...examplePoll, is_deleted: true }), ...pollErrors },
     }),
     async (c) => {
       const { p, user } = await openPoll(c, Number(c.req.valid("param").poll_id), undefined, { needAccess: false });
@@ -366,8 +379,10 @@ export const pollRoutes = createRouter()
       path: "/users/me/polls",
       tags: ["Polls"],
       summary: "Polls you created, newest first (paginated)",
+      description:
+        "The caller's own polls, newest first, paginated by `before_id`/`since_id`/`count`. Needs a user token with `polls`; emits nothing.",
       request: { query: z.object(pageQuery) },
-      responses: { 200: Envelope(z.array(PollSchema), "Poll objects"), ...pollErrors },
+      responses: { 200: Envelope(z.array(PollSchema), "Poll objects", [examplePoll], { more: false, max_id: "1", min_id: "1" }), ...pollErrors },
     }),
     async (c) => {
       const user = currentUser(c);
@@ -388,10 +403,12 @@ export const pollRoutes = createRouter()
       path: "/users/me/polls/responses",
       tags: ["Polls"],
       summary: "Responses to polls you created, newest first, as abbreviated polls (paginated)",
+      description:
+        "One item per current response to the caller's polls, newest first: the abbreviated poll with the response's `created_at` and `pagination_id`, and the respondent unless the poll is anonymous. Needs a user token with `polls`; emits nothing.",
       request: {
         query: z.object({ ...pageQuery, ids: z.string().optional().openapi({ description: "Only responses to these polls (comma-separated ids)" }) }),
       },
-      responses: { 200: Envelope(z.array(PollResponseItemSchema), "Abbreviated polls, one per response"), ...pollErrors },
+      responses: { 200: Envelope(z.array(PollResponseItemSchema), "Abbreviated polls, one per response", [examplePollResponse], { more: false, max_id: "1", min_id: "1" }), ...pollErrors },
     }),
     async (c) => {
       const user = currentUser(c);

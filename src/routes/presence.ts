@@ -5,6 +5,7 @@ import { readFields, stringField } from "../http/body";
 import { ok } from "../http/envelope";
 import { ApiError } from "../http/errors";
 import { resolveUserRef } from "../http/refs";
+import { examplePresence } from "../http/examples";
 import { createRouter, defineRoute, Envelope, errors, userRef } from "../http/route";
 import { now } from "../http/time";
 import { appliedPresence } from "../middleware/update-presence";
@@ -43,7 +44,9 @@ export const presenceRoutes = createRouter()
       path: "/presence",
       tags: ["Presence"],
       summary: "Presence of every user who is not offline (newest update first)",
-      responses: { 200: Envelope(z.array(PresenceSchema), "Presence objects"), ...errors(401) },
+      description:
+        "Every user whose status is live (not offline, not lapsed after 15 minutes without renewal), newest update first; disabled users never show. Any token; emits nothing.",
+      responses: { 200: Envelope(z.array(PresenceSchema), "Presence objects", [examplePresence]), ...errors(401) },
     }),
     async (c) => {
       const origin = viewContext(c).origin;
@@ -57,8 +60,10 @@ export const presenceRoutes = createRouter()
       path: "/users/{user_id}/presence",
       tags: ["Presence"],
       summary: "A user's presence (`offline` without `last_seen_at` if they never set one)",
+      description:
+        "One user's status: live text (`online` or their own), or `offline` with `last_seen_at`. Any token; emits nothing.",
       request: { params },
-      responses: { 200: Envelope(PresenceSchema, "Presence object"), ...errors(400, 401, 403, 404) },
+      responses: { 200: Envelope(PresenceSchema, "Presence object", examplePresence), ...errors(400, 401, 403, 404) },
     }),
     async (c) => {
       const id = await resolveUserRef(c, c.req.valid("param").user_id);
@@ -74,7 +79,10 @@ export const presenceRoutes = createRouter()
       tags: ["Presence"],
       summary: "Set the caller's presence",
       description:
-        "Form field or JSON field `presence`. A status lasts 15 minutes unless replaced. With the query parameter `update_presence` the parameter wins over the body and the update happens once.",
+        "Sets the caller's status for the next 15 minutes from the form or JSON field `presence`: `online` (empty or `1`), `offline` " +
+        "(`offline` or `0`), or any text up to 100 characters. With the query parameter `update_presence` the parameter wins over the " +
+        "body and the update happens once. Needs a user token with `presence`. Emits a `user_presence` event when the status changes " +
+        "(not on plain renewals).",
       request: {
         body: {
           required: false,
@@ -85,7 +93,7 @@ export const presenceRoutes = createRouter()
           },
         },
       },
-      responses: { 200: Envelope(PresenceSchema, "The updated Presence object"), ...errors(400, 401, 403) },
+      responses: { 200: Envelope(PresenceSchema, "The updated Presence object", examplePresence), ...errors(400, 401, 403) },
     }),
     async (c) => {
       const user = currentUser(c);

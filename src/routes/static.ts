@@ -13,7 +13,9 @@ export const staticRoutes = createRouter().openapi(
     path: "/static/{name}",
     tags: ["Static"],
     summary: "Default avatar, cover and logo images",
-    request: { params: z.object({ name: z.string() }) },
+    description:
+      "The 200×200 PNG images users and clients show until they set their own (`default-avatar.png`, `default-cover.png`, `default-logo.png`), cached for a day. Anyone may fetch them; emits nothing.",
+    request: { params: z.object({ name: z.string().openapi({ description: "`default-avatar.png`, `default-cover.png` or `default-logo.png`.", example: "default-avatar.png" }) }) },
     responses: { 200: { description: "PNG image", content: { "image/png": { schema: z.any() } } }, ...errors(404) },
   }),
   (c) => {

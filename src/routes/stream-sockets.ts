@@ -48,7 +48,11 @@ export const streamSocketRoutes = createRouter()
         '`{"meta":{type, id, timestamp, is_deleted?}, "data"}` where `id` is a cursor that grows by one per event of the key. ' +
         "At most 2 connections per stream key (a third: 429).",
       request: {
-        query: z.object({ key: z.string({ error: "is required" }).min(1, { message: "is required" }), since: Since, access_token: z.string().optional() }),
+        query: z.object({
+          key: z.string({ error: "is required" }).min(1, { message: "is required" }).openapi({ description: "The key of one of the app's streams (POST /v1/streams)" }),
+          since: Since,
+          access_token: z.string().optional().openapi({ description: "The app token (browsers cannot set headers on a WebSocket); or send it as `Authorization: Bearer`" }),
+        }),
       },
       responses: { ...upgraded, ...errors(400, 401, 403, 404, 429) },
     }),
@@ -83,7 +87,7 @@ export const streamSocketRoutes = createRouter()
         query: z.object({
           connection_id: z.string().optional().openapi({ description: "A dropped connection of this user to resume" }),
           since: Since,
-          access_token: z.string().optional(),
+          access_token: z.string().optional().openapi({ description: "The user token (browsers cannot set headers on a WebSocket); or send it as `Authorization: Bearer`" }),
         }),
       },
       responses: { ...upgraded, ...errors(400, 401, 403, 429) },

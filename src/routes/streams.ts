@@ -48,7 +48,13 @@ const AppStreamSchema = z
   })
   .openapi("AppStream");
 
-const KeyParam = z.object({ stream_key: z.string() });
+const KeyParam = z.object({
+  stream_key: z.string().openapi({ description: "The stream's key, as given or assigned at creation", example: "main" }),
+});
+
+const example = { key: "main", object_types: ["post", "follow"], endpoint: "wss://api.example.com/v1/app", type: "long_poll" };
+const deletedExample = { ...example, is_deleted: true };
+const EMITS = "Events: none (app streams carry other objects' events; see GET /v1/app).";
 const responses = errors(401, 403, 429);
 const jsonBody = <T extends z.ZodTypeAny>(schema: T) => ({ body: { content: { "application/json": { schema } }, required: true } });
 
@@ -78,7 +84,8 @@ export const streamRoutes = createRouter()
       path: "/streams",
       tags: ["App streams"],
       summary: "The app's streams",
-      responses: { 200: Envelope(z.array(AppStreamSchema), "App stream objects"), ...responses },
+      description: `Lists the calling app's streams in creation order, with the WebSocket endpoint to connect to. App token only. ${EMITS}`,
+      responses: { 200: Envelope(z.array(AppStreamSchema), "App stream objects", [example]), ...responses },
     }),
     async (c) => ok(c, (await listAppStreams(c.var.db, appOf(c))).map((s) => render(c, s))),
   )
@@ -88,9 +95,9 @@ export const streamRoutes = createRouter()
       path: "/streams",
       tags: ["App streams"],
       summary: "Create a stream (at most 5 per app)",
-      description: "`key` is assigned (a number) when left out. Connect with `GET {endpoint}?access_token=<app token>&key=<key>`.",
+      description: `Creates a stream of the given object types for the calling app (app token only; at most ${MORE_LIMITS.appStreamsPerApp} per app). \`key\` is assigned (a number) when left out. Connect with \`GET {endpoint}?access_token=<app token>&key=<key>\`. ${EMITS}`,
       request: jsonBody(CreateBody),
-      responses: { 200: Envelope(AppStreamSchema, "The created App stream object"), ...errors(400, 401, 403, 415, 429) },
+      responses: { 200: Envelope(AppStreamSchema, "The created App stream object", example), ...errors(400, 401, 403, 415, 429) },
     }),
     async (c) => {
       const body = c.req.valid("json");
@@ -112,7 +119,8 @@ export const streamRoutes = createRouter()
       path: "/streams",
       tags: ["App streams"],
       summary: "Delete all the app's streams",
-      responses: { 200: Envelope(z.array(AppStreamSchema), "The deleted App stream objects, with is_deleted"), ...responses },
+      description: `Deletes every stream of the calling app and closes their connections; returns them with \`is_deleted\`. App token only. ${EMITS}`,
+      responses: { 200: Envelope(z.array(AppStreamSchema), "The deleted App stream objects, with is_deleted", [deletedExample]), ...responses },
     }),
     async (c) => {
       const appId = appOf(c);
@@ -127,8 +135,9 @@ export const streamRoutes = createRouter()
       path: "/streams/{stream_key}",
       tags: ["App streams"],
       summary: "One stream",
+      description: `One stream of the calling app, by key. App token only; 404 for a key the app does not have. ${EMITS}`,
       request: { params: KeyParam },
-      responses: { 200: Envelope(AppStreamSchema, "App stream object"), ...errors(401, 403, 404, 429) },
+      responses: { 200: Envelope(AppStreamSchema, "App stream object", example), ...errors(401, 403, 404, 429) },
     }),
     async (c) => ok(c, render(c, await findStream(c, c.req.valid("param").stream_key))),
   )
@@ -138,9 +147,9 @@ export const streamRoutes = createRouter()
       path: "/streams/{stream_key}",
       tags: ["App streams"],
       summary: "Change a stream's object types",
-      description: "Only `object_types` can change. A connected stream keeps its old types until it reconnects.",
+      description: `Changes a stream's object types (only \`object_types\` can change). A connected stream keeps its old types until it reconnects. App token only. ${EMITS}`,
       request: { params: KeyParam, ...jsonBody(UpdateBody) },
-      responses: { 200: Envelope(AppStreamSchema, "The updated App stream object"), ...errors(400, 401, 403, 404, 415, 429) },
+      responses: { 200: Envelope(AppStreamSchema, "The updated App stream object", example), ...errors(400, 401, 403, 404, 415, 429) },
     }),
     async (c) => {
       const { stream_key: key } = c.req.valid("param");
@@ -158,8 +167,9 @@ export const streamRoutes = createRouter()
       path: "/streams/{stream_key}",
       tags: ["App streams"],
       summary: "Delete a stream (its connections are closed)",
+      description: `Deletes one stream of the calling app and closes its connections; returns it with \`is_deleted\`. App token only. ${EMITS}`,
       request: { params: KeyParam },
-      responses: { 200: Envelope(AppStreamSchema, "The deleted App stream object, with is_deleted"), ...errors(401, 403, 404, 429) },
+      responses: { 200: Envelope(AppStreamSchema, "The deleted App stream object, with is_deleted", deletedExample), ...errors(401, 403, 404, 429) },
     }),
     async (c) => {
       const { stream_key: key } = c.req.valid("param");

@@ -4,6 +4,7 @@ import { LIMITS } from "../config";
 import { ok } from "../http/envelope";
 import { createRouter, defineRoute, Envelope, errors } from "../http/route";
 import { now } from "../http/time";
+import { exampleStats } from "../http/examples";
 import { readStats } from "../stores/stats";
 
 export const sysRoutes = createRouter()
@@ -13,7 +14,9 @@ export const sysRoutes = createRouter()
       path: "/sys/config",
       tags: ["System"],
       summary: "System configuration: the limits this server enforces",
-      responses: { 200: Envelope(z.object({}).passthrough().openapi("Config"), "System configuration object"), ...errors(429) },
+      description:
+        "The limits this server enforces: text lengths, file sizes and the rate-limit buckets (the same numbers the server checks). Anyone may call it, with or without a token; emits nothing.",
+      responses: { 200: Envelope(z.object({}).passthrough().openapi("Config"), "System configuration object", LIMITS), ...errors(429) },
     }),
     (c) => ok(c, LIMITS),
   )
@@ -23,7 +26,9 @@ export const sysRoutes = createRouter()
       path: "/sys/stats",
       tags: ["System"],
       summary: "Network statistics",
-      responses: { 200: Envelope(z.object({}).passthrough().openapi("Stats"), "Statistics object"), ...errors(429) },
+      description:
+        "Counts of what the network holds: users (created, disabled, present, and active per day over the last 30 days), clients, posts, messages, polls and files, and `days` since the first user. Anyone may call it; emits nothing.",
+      responses: { 200: Envelope(z.object({}).passthrough().openapi("Stats"), "Statistics object", exampleStats), ...errors(429) },
     }),
     async (c) => ok(c, await readStats(c.var.db, now(c))),
   );

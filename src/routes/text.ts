@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { ANY_TOKEN } from "../auth/access";
 import { ok } from "../http/envelope";
 import { createRouter, defineRoute, Envelope, errors } from "../http/route";
+import { exampleTextResult } from "../http/examples";
 import { parseFlags, processForCreate } from "../services/text";
 
 const Entity = z.object({ pos: z.number(), len: z.number(), text: z.string() }).passthrough();
@@ -29,11 +30,13 @@ export const textRoutes = createRouter().openapi(
     path: "/text/process",
     tags: ["Text"],
     summary: "Show how post or message text is processed (entities and HTML)",
+    description:
+      "Runs the text processor on `text` without saving anything: the text, its HTML, and the links, mentions and tags found (both under `entities`, as in a post's `content`, and flat). `entities.parse_links` and `entities.parse_markdown_links` turn the link parsers off. Any token; emits nothing.",
     request: {
-      query: z.object({ object_type: z.enum(["post", "message"]).default("post") }),
+      query: z.object({ object_type: z.enum(["post", "message"]).default("post").openapi({ description: "Process as the text of a post (default) or of a message." }) }),
       body: { content: { "application/json": { schema: Body } }, required: true },
     },
-    responses: { 200: Envelope(TextResultSchema, "Text processing result"), ...errors(400, 401, 415) },
+    responses: { 200: Envelope(TextResultSchema, "Text processing result", exampleTextResult), ...errors(400, 401, 415) },
   }),
   async (c) => {
     const body = c.req.valid("json");

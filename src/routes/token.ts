@@ -4,9 +4,11 @@ import { tokenEvent } from "../events/token-event";
 import { ok } from "../http/envelope";
 import { createRouter, defineRoute, Envelope, errors } from "../http/route";
 import { TokenSchema } from "../http/schemas";
+import { exampleToken } from "../http/examples";
 import { deleteToken } from "../stores/tokens";
 import { viewContext } from "../views/context";
 import { renderToken } from "../views/token";
+import { UserQuery } from "./user-common";
 
 const tokenResponses = { ...errors(401, 403, 429) };
 
@@ -17,7 +19,10 @@ export const tokenRoutes = createRouter()
       path: "/token",
       tags: ["Token"],
       summary: "The current token",
-      responses: { 200: Envelope(TokenSchema, "Token object"), ...tokenResponses },
+      request: { query: UserQuery },
+      description:
+        "The token the request carries: its app, granted scopes, its user (with `markdown_text`, and `data.email` with the `email` scope) and the user's file storage. Needs a user token; emits nothing.",
+      responses: { 200: Envelope(TokenSchema, "Token object", exampleToken), ...tokenResponses },
     }),
     (c) => {
       currentUser(c);
@@ -30,7 +35,10 @@ export const tokenRoutes = createRouter()
       path: "/token",
       tags: ["Token"],
       summary: "Delete the current token (the user's authorization of the app stays)",
-      responses: { 200: Envelope(TokenSchema, "The deleted Token object"), ...tokenResponses },
+      request: { query: UserQuery },
+      description:
+        "Deletes the token the request carries; it stops working at once. Needs a user token. Emits a `token` event with `is_deleted` to the app's streams and closes the user streams opened with this token.",
+      responses: { 200: Envelope(TokenSchema, "The deleted Token object", exampleToken), ...tokenResponses },
     }),
     async (c) => {
       const auth = c.var.auth!;

@@ -6,8 +6,13 @@ import { ApiError } from "../http/errors";
 import { createRouter, defineRoute, errors } from "../http/route";
 import type { AppEnv } from "../http/types";
 
-const ConnectionParams = z.object({ connection_id: z.string() });
-const SubscriptionParams = ConnectionParams.extend({ subscription_id: z.string() });
+const ConnectionParams = z.object({
+  connection_id: z.string().openapi({ description: "The user stream's `connection_id` (its first frame's `meta.connection_id`)" }),
+});
+const SubscriptionParams = ConnectionParams.extend({
+  subscription_id: z.string().openapi({ description: "A subscription of that connection (`meta.subscription_id` of the subscribing GET)" }),
+});
+const GET_TOO = " GET does the same as DELETE, because the published examples use it.";
 const noContent = { 204: { description: "Done, no body" }, ...errors(401, 403, 404, 429) };
 
 /** Closes one of the caller's user stream connections (its subscriptions go with it). */
@@ -31,7 +36,9 @@ const connectionRoute = (method: "get" | "delete") =>
     path: "/users/me/streams/{connection_id}",
     tags: ["User streams"],
     summary: "Delete a user stream (closes the connection)",
-    description: method === "get" ? "GET does the same as DELETE, because the published examples use it." : undefined,
+    description:
+      "Closes one of the caller's user stream connections and ends its subscriptions; a closed connection cannot be resumed. User token only; 404 for a connection the caller does not have. Events: none." +
+      (method === "get" ? GET_TOO : ""),
     request: { params: ConnectionParams },
     responses: noContent,
   });
@@ -42,7 +49,9 @@ const subscriptionRoute = (method: "get" | "delete") =>
     path: "/users/me/streams/{connection_id}/{subscription_id}",
     tags: ["User streams"],
     summary: "Delete a subscription of a user stream",
-    description: method === "get" ? "GET does the same as DELETE, because the published examples use it." : undefined,
+    description:
+      "Ends one subscription of one of the caller's user stream connections; the connection stays open. User token only; 404 for an unknown connection or subscription. Events: none." +
+      (method === "get" ? GET_TOO : ""),
     request: { params: SubscriptionParams },
     responses: noContent,
   });

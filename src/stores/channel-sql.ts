@@ -51,7 +51,7 @@ export function readUser(row: Record<string, unknown>): UserView | null {
     const raw = row[USER_PREFIX + k];
     out[k] = raw == null ? null : dec.mapFromDriverValue(raw);
   }
-  return out as UserView;
+  return out as unknown as UserView;
 }
 
 export type { Row } from "../db";

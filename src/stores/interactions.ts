@@ -104,18 +104,13 @@ function groupsPageSql(userId: number, actions: readonly InteractionAction[], pa
 }
 
 /**
- * The statements of one page, for one batch: the page's groups, their actors, the posts, users
- * and polls acted on. Each statement recomputes the page (a bounded index range scan) as a
- * subquery, so all of it is one round trip. `actions` must not be empty.
+ * The actors of the groups a page selects (`pg`: a query of interaction group rows), for one batch:
+ * the newest EVENTS_SCANNED_PER_INTERACTION events of each group (index interaction_events_group),
+ * one row per actor (their latest event), the newest USERS_PER_INTERACTION actors kept. Anonymous
+ * polls name no one: their events are not even read.
  */
-export function interactionPageQueries(db: Db, userId: number, actions: readonly InteractionAction[], page: Page) {
-  const pg = groupsPageSql(userId, actions, page);
-  const objectsOf = (list: readonly InteractionAction[]) =>
-    sql`SELECT pg.object_id AS id FROM (${pg}) pg WHERE pg.action IN ${inList(list, "text")}`;
-  // The newest EVENTS_SCANNED_PER_INTERACTION events of each group (index interaction_events_group),
-  // one row per actor (their latest event), the newest USERS_PER_INTERACTION actors kept.
-  // Anonymous polls name no one: their events are not even read.
-  const actors = sql`WITH pg AS (${pg}),
+function groupActorsSql(pg: SQL, viewerId: number | null): SQL {
+  return sql`WITH pg AS (${pg}),
     recent AS (
       SELECT e.group_id, e.actor_id, e.id FROM pg JOIN interaction_events e ON e.group_id = pg.id
       WHERE e.id >= coalesce((SELECT e2.id FROM interaction_events e2 WHERE e2.group_id = pg.id
@@ -124,10 +119,43 @@ export function interactionPageQueries(db: Db, userId: number, actions: readonly
     ),
     latest AS (SELECT group_id, actor_id, max(id) AS last_id FROM recent GROUP BY group_id, actor_id),
     ranked AS (SELECT group_id, actor_id, last_id, row_number() OVER (PARTITION BY group_id ORDER BY last_id DESC) AS rn FROM latest)
-    SELECT ranked.group_id AS ix_group_id, ${userColumnsSql(userId)}
+    SELECT ranked.group_id AS ix_group_id, ${userColumnsSql(viewerId)}
     FROM ranked JOIN users ON users.id = ranked.actor_id
     WHERE ranked.rn <= ${USERS_PER_INTERACTION}
     ORDER BY ranked.group_id, ranked.last_id DESC`;
+}
+
+const readGroups = (r: RawResult) =>
+  r.results.map(
+    (row): InteractionGroup => ({
+      id: Number(row.id),
+      action: row.action as InteractionAction,
+      objectId: Number(row.object_id),
+      latestEventId: Number(row.latest_event_id),
+      latestAt: Number(row.latest_at),
+    }),
+  );
+
+function readActors(r: RawResult): Map<number, UserView[]> {
+  const actors = new Map<number, UserView[]>();
+  for (const row of r.results) {
+    const list = actors.get(Number(row.ix_group_id)) ?? [];
+    list.push(readUser(row)!);
+    actors.set(Number(row.ix_group_id), list);
+  }
+  return actors;
+}
+
+/**
+ * The statements of one page, for one batch: the page's groups, their actors, the posts, users
+ * and polls acted on. Each statement recomputes the page (a bounded index range scan) as a
+ * subquery, so all of it is one round trip. `actions` must not be empty.
+ */
+export function interactionPageQueries(db: Db, userId: number, actions: readonly InteractionAction[], page: Page) {
+  const pg = groupsPageSql(userId, actions, page);
+  const objectsOf = (list: readonly InteractionAction[]) =>
+    sql`SELECT pg.object_id AS id FROM (${pg}) pg WHERE pg.action IN ${inList(list, "text")}`;
+  const actors = groupActorsSql(pg, userId);
   const wants = (list: readonly InteractionAction[]) => actions.some((a) => list.includes(a));
   const none = sql`SELECT 1 WHERE false`;
   return [
@@ -147,21 +175,8 @@ export function interactionPageQueries(db: Db, userId: number, actions: readonly
 export async function readInteractions(db: Db, userId: number, actions: readonly InteractionAction[], page: Page): Promise<InteractionPage> {
   const [groupsRes, actorsRes, postRows, usersRes, pollsRes] = await mixedBatch(db, interactionPageQueries(db, userId, actions, page));
   const rows = (r: RawResult) => r.results;
-  const groups = rows(groupsRes).map(
-    (r): InteractionGroup => ({
-      id: Number(r.id),
-      action: r.action as InteractionAction,
-      objectId: Number(r.object_id),
-      latestEventId: Number(r.latest_event_id),
-      latestAt: Number(r.latest_at),
-    }),
-  );
-  const actorMap = new Map<number, UserView[]>();
-  for (const r of rows(actorsRes)) {
-    const list = actorMap.get(Number(r.ix_group_id)) ?? [];
-    list.push(readUser(r)!);
-    actorMap.set(Number(r.ix_group_id), list);
-  }
+  const groups = readGroups(groupsRes);
+  const actorMap = readActors(actorsRes);
   const users = new Map(rows(usersRes).map((r) => [Number(r.u__id), readUser(r)!]));
   const polls = new Map(
     rows(pollsRes).map((r): [number, AbbreviatedPollRow] => [
@@ -181,4 +196,22 @@ export async function readInteractions(db: Db, userId: number, actions: readonly
     ]),
   );
   return { groups, actors: actorMap, posts: toPostSet(postRows), users, polls };
+}
+
+/** Actions on a post that its interactions list (GET /posts/{id}/interactions). */
+export const POST_INTERACTION_ACTIONS: readonly InteractionAction[] = ["bookmark", "repost", "reply"];
+
+/**
+ * One page of the interactions with a post (the original, for a repost): its author's interaction
+ * groups of that post, with their actors, in one round trip. `found` is false for no such post.
+ */
+export async function readPostInteractions(db: Db, postId: number, actions: readonly InteractionAction[], page: Page, viewerId: number | null) {
+  const post = sql`coalesce((SELECT ip.repost_of FROM posts ip WHERE ip.id = ${postId}), ${postId})`;
+  const dir = sql.raw(page.newestFirst ? "DESC" : "ASC");
+  const pg = sql`SELECT g.id, g.action, g.object_id, g.latest_event_id, g.latest_at FROM interaction_groups g
+    WHERE g.user_id = (SELECT au.user_id FROM posts au WHERE au.id = ${post}) AND g.action IN ${inList(actions, "text")}
+      AND g.object_id = ${post} AND ${pageBoundsSql("g.latest_event_id", page)}
+    ORDER BY g.latest_event_id ${dir} LIMIT ${page.limit + 1}`;
+  const [exists, groups, actors] = await mixedBatch(db, [sql`SELECT 1 AS found FROM posts WHERE id = ${postId}`, pg, groupActorsSql(pg, viewerId)]);
+  return { found: exists.results.length > 0, groups: readGroups(groups), actors: readActors(actors) };
 }

@@ -1,20 +1,24 @@
 import { and, eq, sql } from "drizzle-orm";
 import { schema, type Db } from "../db";
 import { first } from "../db/batch";
+import { userExtraColumns, type UserExtras, type UserRecord } from "./users";
 
 const { tokens, apps, users, authorizations, userActivity } = schema;
 
 export type TokenRecord = typeof tokens.$inferSelect;
 
-/** The token with its app and (for user tokens) user, in one query. */
+/** The token with its app and (for user tokens) user with its badge and presence, in one query. */
 export async function findToken(db: Db, tokenHash: string) {
-  return db
-    .select({ token: tokens, app: apps, user: users })
+  const row = await db
+    .select({ token: tokens, app: apps, user: users, extras: userExtraColumns() })
     .from(tokens)
     .innerJoin(apps, eq(apps.id, tokens.appId))
     .leftJoin(users, eq(users.id, tokens.userId))
     .where(eq(tokens.tokenHash, tokenHash))
     .then(first);
+  if (!row) return undefined;
+  const user: (UserRecord & UserExtras) | null = row.user && { ...row.user, ...row.extras };
+  return { token: row.token, app: row.app, user };
 }
 
 /** Issues a token; a user token also records the user's authorization of the app. */
@@ -48,3 +52,20 @@ export async function touchActivity(db: Db, tokenId: number, userId: number, day
 
 export const scopeList = (t: TokenRecord) => t.scopes.split(" ").filter(Boolean);
 
+
+/** Ids of the users who authorized an app (index authorizations_app), oldest authorization first. */
+export async function appUserIds(db: Db, appId: number): Promise<number[]> {
+  const rows = await db.select({ userId: authorizations.userId }).from(authorizations).where(eq(authorizations.appId, appId)).orderBy(authorizations.createdAt, authorizations.userId);
+  return rows.map((r) => r.userId);
+}
+
+/** The app's live user tokens with their users, oldest first (one query). */
+export async function appUserTokens(db: Db, appId: number) {
+  const rows = await db
+    .select({ token: tokens, user: users, extras: userExtraColumns() })
+    .from(tokens)
+    .innerJoin(users, eq(users.id, tokens.userId))
+    .where(and(eq(tokens.appId, appId), eq(users.isDisabled, false)))
+    .orderBy(tokens.id);
+  return rows.map((r) => ({ token: r.token, user: { ...r.user, ...r.extras } }));
+}

@@ -1,29 +1,55 @@
 import { eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import { schema, type Db } from "../db";
 import { first } from "../db/batch";
+import { epochNow } from "../db/dialect";
 
 const { users } = schema;
 
 export type UserRecord = typeof users.$inferSelect;
-/** A user as seen by a viewer: relationship flags come from the same query. */
-export type UserView = UserRecord & {
-  followsYou: boolean;
-  youFollow: boolean;
-  youMuted: boolean;
-  youBlocked: boolean;
-  blocksYou: boolean;
-};
 
-/** Columns for a user plus the viewer's relationship flags, for embedding in any select. */
+/** What every read of a user adds to the row: the name of the badge shown, and the live presence. */
+export interface UserExtras {
+  badgeName: string | null;
+  /** The live status (null: offline). */
+  presence: string | null;
+}
+
+/** A user as seen by a viewer: relationship flags come from the same query. */
+export type UserView = UserRecord &
+  UserExtras & {
+    followsYou: boolean;
+    youFollow: boolean;
+    youMuted: boolean;
+    youBlocked: boolean;
+    blocksYou: boolean;
+  };
+
+// Qualified by hand: a single-table select renders `${users.id}` as a bare `"id"`, which inside
+// these subqueries would name the subquery's own `id` column (follows have one).
+const USER_ID = sql`"users"."id"`;
+
+/**
+ * The badge and live presence of the user selected as `users`. Presence is checked against the
+ * database clock (stores have no request clock here), as every presence read filters on expiry.
+ */
+export function userExtraColumns() {
+  return {
+    badgeName: sql<string | null>`(select bn.name from badges bn where bn.id = "users"."badge_id")`,
+    presence: sql<string | null>`(select pr.presence from presence pr where pr.user_id = ${USER_ID} and pr.expires_at > ${epochNow} and "users"."is_disabled" = 0)`,
+  };
+}
+
+/** Columns for a user plus badge, presence and the viewer's relationship flags, for embedding in any select. */
 export function userViewColumns(viewerId: number | null) {
   const v = viewerId ?? 0;
   return {
     ...getTableColumns(users),
-    followsYou: sql<number>`exists(select 1 from follows f where f.follower_id = ${users.id} and f.followed_id = ${v})`.mapWith(Boolean),
-    youFollow: sql<number>`exists(select 1 from follows f where f.follower_id = ${v} and f.followed_id = ${users.id})`.mapWith(Boolean),
-    youMuted: sql<number>`exists(select 1 from user_mutes m where m.user_id = ${v} and m.muted_id = ${users.id})`.mapWith(Boolean),
-    youBlocked: sql<number>`exists(select 1 from user_blocks b where b.user_id = ${v} and b.blocked_id = ${users.id})`.mapWith(Boolean),
-    blocksYou: sql<number>`exists(select 1 from user_blocks b where b.user_id = ${users.id} and b.blocked_id = ${v})`.mapWith(Boolean),
+    ...userExtraColumns(),
+    followsYou: sql<number>`exists(select 1 from follows f where f.follower_id = ${USER_ID} and f.followed_id = ${v})`.mapWith(Boolean),
+    youFollow: sql<number>`exists(select 1 from follows f where f.follower_id = ${v} and f.followed_id = ${USER_ID})`.mapWith(Boolean),
+    youMuted: sql<number>`exists(select 1 from user_mutes m where m.user_id = ${v} and m.muted_id = ${USER_ID})`.mapWith(Boolean),
+    youBlocked: sql<number>`exists(select 1 from user_blocks b where b.user_id = ${v} and b.blocked_id = ${USER_ID})`.mapWith(Boolean),
+    blocksYou: sql<number>`exists(select 1 from user_blocks b where b.user_id = ${USER_ID} and b.blocked_id = ${v})`.mapWith(Boolean),
   };
 }
 

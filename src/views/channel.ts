@@ -1,7 +1,7 @@
 import { iso } from "../http/time";
 import { channelAccess, type ChannelRecord } from "../stores/channels";
 import type { ViewContext } from "./context";
-import { renderUser } from "./user";
+import { embedUser } from "./user";
 
 const ids = (list: number[]) => list.map(String);
 
@@ -15,7 +15,7 @@ export function renderChannel(ch: ChannelRecord, view: ViewContext, opts: { raw?
     id: String(ch.id),
     type: ch.type,
     created_at: iso(ch.createdAt),
-    ...(ch.owner ? { user: renderUser(ch.owner, view) } : { user_id: String(ch.ownerId) }),
+    ...embedUser(ch.owner, ch.ownerId, view),
     acl: {
       full: { immutable: ch.fullImmutable, you: you.full, user_ids: ids(ch.acl.full) },
       write: { any_user: ch.writeAnyUser, immutable: ch.writeImmutable, you: you.write, user_ids: ids(ch.acl.write) },

@@ -3,7 +3,7 @@ import type { AppRecord } from "../stores/apps";
 import type { UserRecord } from "../stores/users";
 import { emptyContent, type StoredContent } from "./content";
 import type { ViewContext } from "./context";
-import { renderUser } from "./user";
+import { embedUser } from "./user";
 
 /** What objects embed as `source`: a deleted client shows as id `0`, name `[REMOVED]`. */
 export function renderClientRef(app: Pick<AppRecord, "clientId" | "name" | "url" | "deletedAt"> | null | undefined) {
@@ -16,7 +16,7 @@ export function renderClientDetail(app: AppRecord, owner: UserRecord | null, vie
   return {
     ...renderClientRef(app),
     created_at: iso(app.createdAt),
-    ...(owner ? { user: renderUser(owner, view) } : {}),
+    ...(owner ? embedUser(owner, owner.id, view) : {}),
     logo_image: app.logoUrl ?? `${view.origin}/v1/static/default-logo.png`,
     posts: app.posts,
     content: (app.description as StoredContent | null) ?? emptyContent(view.schemaBase, "Client"),

@@ -3,7 +3,7 @@ import { contentUrl, shortUrl } from "../services/file-urls";
 import type { DerivedRecord, FileRow } from "../stores/files";
 import { renderClientRef } from "./client";
 import type { ViewContext } from "./context";
-import { renderUser } from "./user";
+import { embedUser } from "./user";
 
 export interface FileViewOptions {
   /** Show `file_token`: on creation, when given in the query string, or for the owner under a Files scope covering the type. */
@@ -49,7 +49,7 @@ export function renderFile(row: FileRow, view: ViewContext, opts: FileViewOption
     ...(f.isPublic || opts.fileTokenRead ? { file_token_read: f.fileTokenRead } : {}),
     ...info,
     source: renderClientRef(row.app),
-    user: renderUser(row.user, view),
+    ...embedUser(row.user, row.file.userId, view),
     derived_files: Object.fromEntries(row.derived.map((d) => [d.key, renderDerived(d, view)])),
     ...(opts.raw ? { raw: f.raw ?? {} } : {}),
     ...(opts.isDeleted ? { is_deleted: true } : {}),

@@ -11,7 +11,7 @@ import { renderUser } from "./user";
  * responded to), `users` who acted, newest first (empty for an anonymous poll). Undefined when
  * the object is gone (a deleted poll), so the item is left out.
  */
-export function renderInteraction(g: InteractionGroup, data: InteractionPage, view: ViewContext, opts: { raw: boolean }) {
+export function renderInteraction(g: InteractionGroup, data: InteractionPage, view: ViewContext) {
   let object: Record<string, unknown> | undefined;
   let anonymous = false;
   if (g.action === "follow") {
@@ -25,7 +25,7 @@ export function renderInteraction(g: InteractionGroup, data: InteractionPage, vi
     }
   } else {
     const p = data.posts.byId.get(g.objectId);
-    if (p) object = renderPost(p, data.posts.byId, view, opts);
+    if (p) object = renderPost(p, data.posts.byId, view);
   }
   if (!object) return undefined;
   return {

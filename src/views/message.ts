@@ -3,7 +3,7 @@ import type { MessageRecord } from "../stores/messages";
 import { renderClientRef } from "./client";
 import type { StoredContent } from "./content";
 import type { ViewContext } from "./context";
-import { renderUser } from "./user";
+import { embedUser } from "./user";
 
 /**
  * The Message object (decisions §4) as the viewer sees it. A deleted message keeps its id,
@@ -22,7 +22,7 @@ export function renderMessage(m: MessageRecord, view: ViewContext, opts: { raw?:
     ...(content ? { content } : {}),
     counts: { replies: m.replies },
     source: renderClientRef(m.source),
-    ...(m.user ? { user: renderUser(m.user, view) } : { user_id: String(m.userId) }),
+    ...embedUser(m.user, m.userId, view),
     is_sticky: m.isSticky,
     ...(m.isDeleted ? { is_deleted: true } : {}),
     ...(m.isNsfw ? { is_nsfw: true } : {}),

@@ -3,7 +3,7 @@ import type { LoadedPoll, PollRecord } from "../stores/polls";
 import type { UserRecord, UserView } from "../stores/users";
 import { renderClientRef } from "./client";
 import type { ViewContext } from "./context";
-import { renderUser } from "./user";
+import { embedUser, renderUser } from "./user";
 
 /** Whether a poll no longer takes responses at `now` (unix seconds). */
 export const isClosed = (poll: Pick<PollRecord, "closedAt">, now: number) => poll.closedAt <= now;
@@ -35,7 +35,7 @@ export function renderPoll(p: LoadedPoll, view: ViewContext) {
     })),
     ...(view.viewerId === poll.userId ? { poll_token: poll.pollToken } : {}),
     source: renderClientRef(p.app),
-    user: renderUser(p.user, view),
+    ...embedUser(p.user, poll.userId, view),
   };
 }
 
@@ -63,7 +63,7 @@ export function renderAbbreviatedPoll(
  * unless it is the creator (who is no secret): a respondent is never named.
  */
 export function renderPollEvent(p: LoadedPoll, actor: UserRecord | UserView, view: ViewContext) {
-  const nobody: ViewContext = { ...view, viewerId: null };
+  const nobody: ViewContext = { ...view, viewerId: null, shape: undefined };
   const named = !p.poll.isAnonymous || actor.id === p.poll.userId;
   return { poll: renderPoll(p, nobody), ...(named ? { user: renderUser(actor, nobody) } : {}) };
 }

@@ -1,22 +1,27 @@
 import { iso } from "../http/time";
-import type { PostView, RevisionRecord } from "../stores/posts";
+import type { PostActors, PostView, RevisionRecord } from "../stores/posts";
 import type { UserView } from "../stores/users";
 import { renderClientRef } from "./client";
 import type { StoredContent } from "./content";
-import type { ViewContext } from "./context";
-import { renderUser } from "./user";
+import { shapeOfView, type ViewContext } from "./context";
+import { embedUser, renderUser } from "./user";
 
 export interface PostRenderOptions {
-  /** include_raw=1 / include_post_raw=1. */
-  raw: boolean;
+  /** include_raw=1 / include_post_raw=1 (also read from the view's shape). */
+  raw?: boolean;
+  /** The users of `bookmarked_by` / `reposted_by`, when the read loaded them. */
+  actors?: PostActors;
 }
 
 /**
- * The Post object (decisions §4) as `view` sees it. A repost embeds its original in `repost_of`
- * (looked up in `byId`) and mirrors the original's content, counts, flags and raw, since actions
- * on a repost act on the original. A deleted post keeps its id and loses its content.
+ * The Post object (decisions §4) as `view` sees it, shaped by the general post parameters. A
+ * repost embeds its original in `repost_of` (looked up in `byId`) and mirrors the original's
+ * content, counts, flags and raw, since actions on a repost act on the original; a repost marked
+ * NSFW itself is NSFW too. A deleted post keeps its id and loses its content. `note`: the caller's
+ * note on their own bookmark (bookmarks list only).
  */
-export function renderPost(row: PostView, byId: ReadonlyMap<number, PostView>, view: ViewContext, opts: PostRenderOptions): Record<string, unknown> {
+export function renderPost(row: PostView, byId: ReadonlyMap<number, PostView>, view: ViewContext, opts: PostRenderOptions = {}): Record<string, unknown> {
+  const shape = shapeOfView(view);
   const p = row.post;
   const original = p.repostOf != null ? byId.get(p.repostOf) : undefined;
   const acted = original ?? row;
@@ -26,35 +31,39 @@ export function renderPost(row: PostView, byId: ReadonlyMap<number, PostView>, v
     thread_id: String(p.threadId),
   };
   if (p.replyTo != null) out.reply_to = String(p.replyTo);
-  if (original) out.repost_of = renderPost(original, byId, view, opts);
-  if (!p.isDeleted && !acted.post.isDeleted) out.content = content(acted.post);
-  out.counts = {
-    bookmarks: acted.post.bookmarks,
-    replies: acted.post.replies,
-    reposts: acted.post.reposts,
-    threads: acted.post.threads,
-  };
-  out.source = renderClientRef(row.app);
-  if (row.user) out.user = renderUser(row.user, view);
-  else out.user_id = String(p.userId);
+  if (original) out.repost_of = renderPost(original, byId, view, { ...opts, actors: undefined });
+  if (!p.isDeleted && !acted.post.isDeleted) {
+    const { html, ...rest } = content(acted.post);
+    out.content = shape.postHtml ? { ...rest, html } : rest;
+  }
+  if (shape.counts) {
+    out.counts = { bookmarks: acted.post.bookmarks, replies: acted.post.replies, reposts: acted.post.reposts, threads: acted.post.threads };
+  }
+  const source = renderClientRef(row.app);
+  out.source = shape.client ? source : source.id;
+  Object.assign(out, embedUser(row.user, p.userId, view));
   if (p.isDeleted) out.is_deleted = true;
   if (p.isNsfw || acted.post.isNsfw) out.is_nsfw = true;
   if (acted.post.isRevised) out.is_revised = true;
   out.you_bookmarked = acted.youBookmarked;
   out.you_reposted = acted.youReposted;
-  if (opts.raw && acted.post.raw != null && !acted.post.isDeleted) out.raw = acted.post.raw;
+  if ((opts.raw || shape.postRaw) && acted.post.raw != null && !acted.post.isDeleted) out.raw = acted.post.raw;
+  if (opts.actors && shape.bookmarkedBy) out.bookmarked_by = (opts.actors.bookmarkedBy.get(acted.post.id) ?? []).map((u) => renderUser(u, view));
+  if (opts.actors && shape.repostedBy) out.reposted_by = (opts.actors.repostedBy.get(acted.post.id) ?? []).map((u) => renderUser(u, view));
+  if (row.note != null) out.note = row.note;
   return out;
 }
 
 /** An earlier version of a post (GET /posts/{id}/revisions): the post with that version's content. */
 export function renderRevision(row: PostView, rev: RevisionRecord, view: ViewContext, opts: PostRenderOptions): Record<string, unknown> {
-  const { is_revised: _revised, is_nsfw: _nsfw, raw: _raw, ...base } = renderPost(row, new Map(), view, { raw: false });
+  const { is_revised: _revised, is_nsfw: _nsfw, raw: _raw, ...base } = renderPost(row, new Map(), { ...view, shape: { ...shapeOfView(view), postRaw: false } });
+  const { html, ...rest } = content(rev);
   return {
     ...base,
-    content: content(rev),
+    content: shapeOfView(view).postHtml ? { ...rest, html } : rest,
     ...(rev.isNsfw ? { is_nsfw: true } : {}),
     revision: String(rev.revision),
-    ...(opts.raw && rev.raw != null ? { raw: rev.raw } : {}),
+    ...((opts.raw || shapeOfView(view).postRaw) && rev.raw != null ? { raw: rev.raw } : {}),
   };
 }
 
@@ -80,5 +89,5 @@ export function neutralUser<T extends object>(u: T): Omit<T, "followsYou" | "you
 /** Renders a post for an event: data for no particular viewer (decisions §8). */
 export function renderPostForEvent(row: PostView, byId: ReadonlyMap<number, PostView>, view: ViewContext): Record<string, unknown> {
   const neutral = new Map([...byId].map(([id, r]) => [id, neutralPostView(r)]));
-  return renderPost(neutralPostView(row), neutral, { ...view, viewerId: null }, { raw: true });
+  return renderPost(neutralPostView(row), neutral, { ...view, viewerId: null, shape: undefined }, { raw: true });
 }

@@ -157,7 +157,13 @@ describe("admin bootstrap and OAuth", () => {
     const page = await call("GET", `/oauth/authenticate?${q}`);
     expect(page.status).toBe(200);
     expect(page.text).toContain("<form");
-    const submit = await call("POST", `/oauth/authenticate?${q}`, { form: { ...Object.fromEntries(q), username: user.username, password: user.password } });
+    // The form's anti-forgery token, keyed by the page's cookie (see test/api/oauth-pages.test.ts).
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page.text)![1];
+    const cookie = page.headers.get("set-cookie")!.split(";")[0];
+    const submit = await call("POST", "/oauth/authenticate", {
+      form: { ...Object.fromEntries(q), username: user.username, password: user.password, csrf },
+      headers: { Cookie: cookie },
+    });
     expect(submit.status).toBe(302);
     const location = new URL(submit.headers.get("location")!);
     expect(location.origin + location.pathname).toBe("https://client.example.org/cb");
@@ -177,8 +183,11 @@ describe("admin bootstrap and OAuth", () => {
     const app = await makeApp({ url: "https://client.example.org" });
     const q = new URLSearchParams({ client_id: app.client_id, redirect_uri: "https://evil.example/cb", response_type: "code" });
     const page = await call("GET", `/oauth/authenticate?${q}`);
+    // A page for the person (it cannot go back to the app), and no sign-in form.
     expect(page.status).toBe(400);
-    expect(page.body.meta.error_message).toContain("'redirect_uri'");
+    expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(page.text).toContain("evil.example");
+    expect(page.text).not.toContain("<form");
   });
 });
 

@@ -173,11 +173,14 @@ describe("replies and threads", { timeout: 60_000 }, () => {
     expect(thread.body.data.at(-1).id).toBe(root.id);
     expect(thread.body.data.every((p: any) => p.thread_id === root.id && p.pagination_id === p.id)).toBe(true);
 
-    // Deleting a reply takes it out of the counts and the thread.
+    // Deleting a reply takes it out of the counts; the thread lists it as deleted unless include_deleted=0.
     await call("DELETE", `/posts/${r2.id}`, { token: c.token });
     expect((await call("GET", `/posts/${root.id}`)).body.data.counts).toMatchObject({ replies: 2, threads: 2 });
     expect((await call("GET", `/posts/${r1.id}`)).body.data.counts).toMatchObject({ replies: 0, threads: 0 });
-    expect(ids(await call("GET", `/posts/${root.id}/thread`))).not.toContain(r2.id);
+    const tombstone = (await call("GET", `/posts/${root.id}/thread`)).body.data.find((x: any) => x.id === r2.id);
+    expect(tombstone).toMatchObject({ id: r2.id, is_deleted: true });
+    expect(tombstone).not.toHaveProperty("content");
+    expect(ids(await call("GET", `/posts/${root.id}/thread?include_deleted=0`))).not.toContain(r2.id);
 
     // A reply is recorded as an interaction for the author replied to (not for one's own post).
     const rows = await DB.prepare(
@@ -274,7 +277,8 @@ describe("DELETE /posts/{id}", { timeout: 60_000 }, () => {
     // Deleting again changes nothing.
     expect((await call("DELETE", `/posts/${p.id}`, { token: a.token })).status).toBe(200);
     expect((await user(a.user.id)).counts.posts).toBe(before - 1);
-    expect(ids(await call("GET", `/users/${a.user.id}/posts`))).not.toContain(p.id);
+    expect(ids(await call("GET", `/users/${a.user.id}/posts`))).toContain(p.id);
+    expect(ids(await call("GET", `/users/${a.user.id}/posts?include_deleted=0`))).not.toContain(p.id);
     expect((await call("DELETE", "/posts/999999999999", { token: a.token })).status).toBe(404);
   });
 
@@ -480,7 +484,7 @@ describe("streams", { timeout: 60_000 }, () => {
     first = Number((await post(viewer, "viewer's first")).id);
   }, 60_000);
 
-  it("global: human users' posts and replies, no reposts, no deleted posts, bots left out", async () => {
+  it("global: human users' posts and replies, no reposts, deleted posts as tombstones, bots left out", async () => {
     const bot = await actor(SCOPES, { type: "bot" });
     const p = await post(a, "global hello");
     const r = await post(b, "global reply", { reply_to: p.id });
@@ -492,9 +496,10 @@ describe("streams", { timeout: 60_000 }, () => {
     expect(res.status).toBe(200);
     const got = ids(res);
     expect(got).toEqual(expect.arrayContaining([p.id, r.id]));
-    expect(got).not.toContain(gone.id);
+    expect(res.body.data.find((x: any) => x.id === gone.id)).toMatchObject({ is_deleted: true });
     expect(got).not.toContain(beep.id);
     expect(res.body.data.some((x: any) => x.repost_of)).toBe(false);
+    expect(ids(await call("GET", `/posts/streams/global?count=200&since_id=${first}&include_deleted=0`))).not.toContain(gone.id);
   });
 
   it("me: own and followed users' posts and reposts; unified adds mentions; needs a user token with stream", async () => {

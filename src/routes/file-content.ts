@@ -1,0 +1,224 @@
+import { z } from "@hono/zod-openapi";
+import { PUBLIC } from "../auth/access";
+import { LIMITS, MORE_LIMITS } from "../config";
+import { ApiError } from "../http/errors";
+import { createRouter, defineRoute, errors } from "../http/route";
+import { now } from "../http/time";
+import { parseShortCode, renewExpiredUrls, revokeUrls, serveContent, shortCodeMatches } from "../services/file-urls";
+import { detect, imageInfo, mediaInfo, resolveType } from "../services/media";
+import { parseMultipart, partText, readBody, sha256Of } from "../services/uploads";
+import { completeFile, getFileRow, upsertDerived, writeState, type DerivedRecord } from "../stores/files";
+import { fileCreateOpId } from "../stores/operations";
+import { viewContext } from "../views/context";
+import { renderFile } from "../views/file";
+import {
+  QUOTA,
+  MULTIPART_OVERHEAD,
+  DerivedKey,
+  CORE_DERIVED,
+  isMultipart,
+  requireUploadAccess,
+  loadFile,
+  publishFile,
+  storeContent,
+  discardContent,
+  checkSize,
+  checkQuota,
+  givenContentType,
+  refusal,
+  fileParams,
+  NoContent,
+} from "./file-common";
+import type { C } from "./file-common";
+
+// File content: uploads of a placeholder's content and of derived files, serving content by its
+// expiring URL, and short URLs.
+
+export const fileContentRoutes = createRouter()
+  .openapi(
+    defineRoute(PUBLIC, {
+      method: "put",
+      path: "/files/{file_id}/content",
+      tags: ["Files"],
+      summary: "Upload the content of a placeholder (204). The body is the content; its Content-Type is the mime type",
+      description:
+        "Needs the file's `file_token` in the query string (as in `upload_parameters.url`), or the owner's token with the files scope. " +
+        "A multipart/form-data body with a `content` part (and optional `mime_type`) is accepted too. Completes the `file_create` " +
+        "operation and emits a `file` event.",
+      request: { params: fileParams, query: z.object({ file_token: z.string().optional().openapi({ description: "The file's `file_token` (what `upload_parameters.url` carries)." }) }) },
+      responses: { 204: NoContent, ...errors(400, 401, 403, 404, 413, 507) },
+    }),
+    async (c) => uploadContent(c, c.req.valid("param").file_id),
+  )
+  .openapi(
+    defineRoute(PUBLIC, {
+      method: "put",
+      path: "/files/{file_id}/content/{derived_key}",
+      tags: ["Files"],
+      summary: "Add or replace a derived file (204); `core_*` keys only as specified",
+      description:
+        "Up to 10 derived files per file. Reserved keys: " +
+        Object.entries(CORE_DERIVED)
+          .map(([k, v]) => `\`${k}\` (${v.describe})`)
+          .join(", ") +
+        ". Query `name`: up to 255 ASCII characters (default: the key). Same credentials as the content upload. Emits a `file` event.",
+      request: {
+        params: fileParams.extend({ derived_key: DerivedKey.openapi({ param: { name: "derived_key", in: "path" }, description: "1 to 64 of `A-Z a-z 0-9 _ . -`; `core_*` keys only as listed above.", example: "thumbnail_small" }) }),
+        query: z.object({
+          file_token: z.string().optional().openapi({ description: "The file's `file_token` (or use the owner's token)." }),
+          name: z.string().optional().openapi({ description: "The derived file's name, up to 255 ASCII characters (default: the key)." }),
+        }),
+      },
+      responses: { 204: NoContent, ...errors(400, 401, 403, 404, 413, 507) },
+    }),
+    async (c) => uploadDerived(c, c.req.valid("param").file_id, c.req.valid("param").derived_key),
+  )
+  .openapi(
+    defineRoute(PUBLIC, {
+      method: "get",
+      path: "/files/content/{url_token}",
+      tags: ["Files"],
+      summary: "The content behind a file's `url`; 403 once `url_expires_at` has passed",
+      description:
+        "Serves the bytes behind a File's `url` with its mime type, `ETag`, `HEAD` and byte ranges (206). The URL is the credential: no token is needed, and it stops working at `url_expires_at` (any read that returns the file renews it). Emits nothing.",
+      request: { params: z.object({ url_token: z.string().openapi({ description: "The last part of a File's `url`." }) }) },
+      responses: { 200: { description: "The content" }, 206: { description: "A range of the content" }, ...errors(403, 404) },
+    }),
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    async (c) => (await serveContent(c, c.req.valid("param").url_token)) as any,
+  )
+  .openapi(
+    defineRoute(PUBLIC, {
+      method: "get",
+      path: "/f/{code}",
+      tags: ["Files"],
+      summary: "`url_short` of a public file: 302 to a fresh `url`",
+      description:
+        "The permanent short link of a public, complete file: a 302 to a freshly issued `url`. A file made private or deleted is a 404. No token needed; emits nothing.",
+      request: { params: z.object({ code: z.string().openapi({ description: "The last part of a File's `url_short`.", example: "1-TJMUTg1a" }) }) },
+      responses: { 302: { description: "Redirect to the file's current url" }, ...errors(404) },
+    }),
+    async (c) => {
+      const parsed = parseShortCode(c.req.valid("param").code);
+      const row = parsed ? await getFileRow(c.var.db, parsed.fileId, null) : undefined;
+      if (!parsed || !row || !row.file.isPublic || !row.file.isComplete || !shortCodeMatches(parsed.check, row.file.fileTokenRead)) {
+        throw ApiError.notFound("no such public file");
+      }
+      // A URL about to expire is no fresh URL: renew when less than a minute is left.
+      await renewExpiredUrls(c, [row], 60);
+      const body = renderFile(row, viewContext(c));
+      c.header("Cache-Control", "no-store");
+      return c.redirect(body.url!, 302);
+    },
+  );
+
+// ---- uploads ----------------------------------------------------------------------------------
+
+/** The bytes and the mime type an upload request carries (raw body, or a multipart `content` part). */
+async function uploadBody(c: C, limit: number, what: string): Promise<{ bytes: Uint8Array; mimeType?: string; field: string }> {
+  if (isMultipart(c)) {
+    const body = await readBody(c.req.raw, limit + MULTIPART_OVERHEAD, what);
+    const parts = parseMultipart(body, c.req.header("content-type")!);
+    const content = parts.get("content");
+    if (!content) throw ApiError.badRequest("'content' is required: a part with the file's bytes");
+    if (content.data.length > limit) throw new ApiError(413, `${what} is larger than ${limit} bytes`);
+    return { bytes: content.data, mimeType: partText(parts.get("mime_type")) || undefined, field: "mime_type" };
+  }
+  const bytes = await readBody(c.req.raw, limit, what);
+  return { bytes, mimeType: givenContentType(c.req.header("content-type")), field: "Content-Type" };
+}
+
+async function uploadContent(c: C, fileId: string) {
+  const row = await loadFile(c, fileId);
+  requireUploadAccess(c, row);
+  const file = row.file;
+  if (file.isComplete) throw ApiError.badRequest("the file's content is already uploaded; a complete file's content cannot be replaced");
+  const limit = file.kind === "audio" ? LIMITS.file.audio_max_size_bytes : LIMITS.file.max_size_bytes;
+  const upload = await uploadBody(c, limit, `${file.kind === "audio" ? "audio " : ""}'content'`);
+  const bytes = upload.bytes;
+  if (!bytes.length) throw ApiError.badRequest("'content' is empty");
+  // Rule 1: `kind` from the placeholder; `mime_type` optional here (the placeholder's, if it named one).
+  const given = upload.mimeType ?? file.mimeType ?? undefined;
+  const { kind, mimeType, detected } = await resolveType(
+    { kind: file.kind, mimeType: given, mimeField: upload.mimeType ? upload.field : "mime_type" },
+    bytes,
+  );
+  checkSize(bytes.length, kind);
+  checkQuota(row.user.storageUsed, bytes.length);
+  const info = await mediaInfo(kind, mimeType, detected, bytes);
+  const at = now(c);
+  const sha256 = await sha256Of(bytes);
+  const { storageKey, url } = await storeContent(c, file.userId, bytes, mimeType, file.name, sha256, at);
+  const opId = await fileCreateOpId(file.fileToken);
+  const content = { mimeType, size: bytes.length, sha256, storageKey, mediaInfo: info, urlToken: url.token, urlExpiresAt: url.expiresAt };
+  if (!(await completeFile(c.var.db, file, content, QUOTA, opId, at))) {
+    await discardContent(c, storageKey, url);
+    throw await refusal(c, row, bytes.length);
+  }
+  row.file = { ...file, ...content, isComplete: true };
+  publishFile(c, row);
+  return c.body(null, 204);
+}
+
+async function uploadDerived(c: C, fileId: string, key: string) {
+  const spec = CORE_DERIVED[key];
+  if (key.startsWith("core_") && !spec) {
+    throw ApiError.badRequest(`'derived_key' ${key} is reserved; the core keys are ${Object.keys(CORE_DERIVED).join(", ")}`);
+  }
+  const name = c.req.query("name") ?? key;
+  if (!/^[\x20-\x7e]+$/.test(name) || name.length > MORE_LIMITS.derivedFileNameMaxLength) {
+    throw ApiError.badRequest(`'name' of a derived file must be 1 to ${MORE_LIMITS.derivedFileNameMaxLength} printable ASCII characters`);
+  }
+  const row = await loadFile(c, fileId);
+  requireUploadAccess(c, row);
+  const previous = row.derived.find((d) => d.key === key);
+  if (!previous && row.derived.length >= MORE_LIMITS.derivedFilesPerFile) {
+    throw ApiError.badRequest(`a file has at most ${MORE_LIMITS.derivedFilesPerFile} derived files`);
+  }
+  const upload = await uploadBody(c, LIMITS.file.max_size_bytes, "derived 'content'");
+  const bytes = upload.bytes;
+  if (!bytes.length) throw ApiError.badRequest("'content' is empty");
+  const { kind, mimeType } = await resolveType({ mimeType: upload.mimeType, mimeField: upload.field }, bytes);
+  const image = kind === "image" ? imageInfo(bytes, mimeType) : null;
+  if (spec && (!image || !spec.check(image))) {
+    const is = image ? `${image.width}x${image.height} px` : (await detect(bytes)).mime;
+    throw ApiError.badRequest(`'derived_key' ${key} must be ${spec.describe}; the content is ${is}`);
+  }
+  const delta = bytes.length - (previous?.size ?? 0);
+  checkQuota(row.user.storageUsed, delta);
+  const at = now(c);
+  const sha256 = await sha256Of(bytes);
+  const { storageKey, url } = await storeContent(c, row.file.userId, bytes, mimeType, name, sha256, at);
+  const derived: DerivedRecord = {
+    fileId: row.file.id,
+    key,
+    name,
+    mimeType,
+    size: bytes.length,
+    sha256,
+    storageKey,
+    imageInfo: image,
+    createdAt: at,
+    urlToken: url.token,
+    urlExpiresAt: url.expiresAt,
+  };
+  const written = await upsertDerived(c.var.db, row.file, derived, previous, { quota: QUOTA, maxDerived: MORE_LIMITS.derivedFilesPerFile });
+  if (!written) {
+    await discardContent(c, storageKey, url);
+    const state = await writeState(c.var.db, row.file.id, row.file.userId);
+    if (state && !state.isDeleted && !previous && state.derivedCount >= MORE_LIMITS.derivedFilesPerFile) {
+      throw ApiError.badRequest(`a file has at most ${MORE_LIMITS.derivedFilesPerFile} derived files`);
+    }
+    throw await refusal(c, row, delta);
+  }
+  if (previous) {
+    c.executionCtx.waitUntil(
+      Promise.all([c.env.FILES.delete(previous.storageKey), revokeUrls(c.env.KV, [previous.urlToken])]).catch((e) =>
+        console.error(JSON.stringify({ msg: "replaced derived content not removed", key: previous.storageKey, error: String(e) })),
+      ),
+    );
+  }
+  row.derived = [...row.derived.filter((d) => d.key !== key), derived].sort((a, b) => (a.key < b.key ? -1 : 1));
+  publishFile(c, row);
+  return c.body(null, 204);
+}

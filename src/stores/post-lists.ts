@@ -1,0 +1,184 @@
+import { eq, sql, type SQL } from "drizzle-orm";
+import { schema, type Db } from "../db";
+import { mixedBatch } from "../db/batch";
+import { text } from "../db/dialect";
+import type { PostFilters } from "../http/params";
+import type { Page } from "../http/pagination";
+import { pageBoundsSql } from "./channel-sql";
+import { pageLimit, pageOrder, pageWhere } from "./page-sql";
+import { pageRow, postReads, type PostReadOptions, type PostSet } from "./posts";
+
+// Lists of posts: the page (a query of `pageRow`s) of each stream, bookmarks list, tag and
+// explore stream, as a viewer sees it, with the general post parameters' filters.
+
+const { posts, users } = schema;
+
+/** The post actions and facets concern: the original of a repost, else the post itself. */
+const acted = sql`coalesce(${posts.repostOf}, ${posts.id})`;
+
+/**
+ * Posts the viewer has not hidden: authors (and reposted authors) who block the viewer or whom the
+ * viewer blocked, and unless `includeMuted`, whom the viewer muted.
+ */
+export function visibleTo(viewerId: number | null, includeMuted: boolean): SQL {
+  if (viewerId == null) return sql`true`;
+  const muted = (author: SQL) =>
+    includeMuted ? sql`false` : sql`exists(select 1 from user_mutes vm where vm.user_id = ${viewerId} and vm.muted_id = ${author})`;
+  const hidden = (author: SQL) => sql`(${muted(author)}
+    or exists(select 1 from user_blocks vb where (vb.user_id = ${viewerId} and vb.blocked_id = ${author}) or (vb.user_id = ${author} and vb.blocked_id = ${viewerId})))`;
+  return sql`not ${hidden(sql`${posts.userId}`)}
+    and (${posts.repostOf} is null or not ${hidden(sql`(select vo.user_id from posts vo where vo.id = ${posts.repostOf})`)})`;
+}
+
+/** The general post parameters' filters as conditions on `posts` (visibility is separate). */
+export function filterConditions(f: PostFilters, viewerId: number | null): SQL[] {
+  const v = viewerId ?? 0;
+  const conds: SQL[] = [];
+  if (!f.deleted) conds.push(sql`${posts.isDeleted} = 0`);
+  if (!f.replies) conds.push(sql`${posts.replyTo} is null`);
+  if (!f.mentionPosts) conds.push(sql`not exists(select 1 from post_facets mf where mf.post_id = ${acted} and mf.facet = 'mention')`);
+  if (!f.directed) {
+    // Directed: a leading mention of someone other than the viewer whom the viewer does not follow.
+    conds.push(sql`(${posts.userId} = ${v} or not exists(select 1 from post_facets df join users du on du.username = df.value
+      where df.post_id = ${acted} and df.facet = 'leading_mention' and du.id <> ${v}
+        and not exists(select 1 from follows dfo where dfo.follower_id = ${v} and dfo.followed_id = du.id)))`);
+  }
+  return conds;
+}
+
+const and = (conds: SQL[]) => (conds.length ? sql.join(conds, sql` and `) : sql`true`);
+
+/** A page of post ids walked in id order (the stream's pagination id). */
+function pageOf(cond: SQL, page: Page): SQL {
+  const bounds = pageWhere(posts.id, page);
+  const pos = page.newestFirst ? sql`-${posts.id}` : sql`${posts.id}`;
+  return sql`select ${pageRow(sql`${posts.id}`, sql`${posts.id}`, pos)} from ${posts} where ${cond} ${bounds ? sql`and ${bounds}` : sql``}
+    order by ${pageOrder(posts.id, page)} limit ${pageLimit(page)}`;
+}
+
+const dir = (page: Page) => sql.raw(page.newestFirst ? "DESC" : "ASC");
+const humanAuthor = sql`exists(select 1 from users gu where gu.id = ${posts.userId} and gu.type = 'human')`;
+
+/** The post explore streams (GET /posts/streams/explore): pre-built lists of human users' posts (no reposts). */
+export const EXPLORE_STREAMS = [
+  { slug: "conversations", title: "Conversations", description: "Posts that started a thread others replied to, newest first." },
+  { slug: "photos", title: "Photos", description: "Posts with an image attached (an image file, or an oEmbed photo)." },
+  { slug: "trending", title: "Trending", description: "Posts of the last 48 hours replied to, reposted or bookmarked at least 3 times." },
+  { slug: "missed_conversations", title: "Missed conversations", description: "Posts older than an hour that nobody replied to, reposted or bookmarked." },
+  { slug: "newcomers", title: "Newcomers", description: "Posts among the first 50 of their authors." },
+  { slug: "256", title: "256", description: "Posts of exactly 256 characters." },
+] as const;
+export type ExploreSlug = (typeof EXPLORE_STREAMS)[number]["slug"];
+
+const TRENDING_SECONDS = 48 * 3600;
+const TRENDING_ACTIONS = 3;
+const MISSED_AFTER_SECONDS = 3600;
+const NEWCOMER_POSTS = 50;
+
+function exploreCondition(slug: ExploreSlug, at: number): SQL {
+  switch (slug) {
+    case "conversations":
+      return sql`${posts.replyTo} is null and ${posts.replies} > 0 and exists(select 1 from posts cr where cr.thread_id = ${posts.id}
+        and cr.id <> ${posts.id} and cr.user_id <> ${posts.userId} and cr.is_deleted = 0)`;
+    case "photos":
+      return sql`exists(select 1 from post_facets pf where pf.post_id = ${posts.id}
+        and ((pf.facet = 'file_kind' and pf.value = 'image') or (pf.facet = 'oembed' and pf.value = 'photo')))`;
+    case "trending":
+      // Ids grow with time: the oldest post of the window bounds the walk (index posts_created).
+      return sql`${posts.id} >= coalesce((select tw.id from posts tw where tw.created_at > ${at - TRENDING_SECONDS} order by tw.created_at limit 1), 0)
+        and ${posts.createdAt} > ${at - TRENDING_SECONDS} and ${posts.replies} + ${posts.reposts} + ${posts.bookmarks} >= ${TRENDING_ACTIONS}`;
+    case "missed_conversations":
+      return sql`${posts.replyTo} is null and ${posts.replies} = 0 and ${posts.reposts} = 0 and ${posts.bookmarks} = 0
+        and ${posts.createdAt} <= ${at - MISSED_AFTER_SECONDS}`;
+    case "newcomers":
+      return sql`(select e.id from posts e where e.user_id = ${posts.userId} and e.id < ${posts.id} and e.repost_of is null
+        order by e.id limit 1 offset ${NEWCOMER_POSTS - 1}) is null`;
+    case "256":
+      return sql`length(${posts.text}) = 256`;
+  }
+}
+
+export type Stream =
+  | { kind: "global" }
+  | { kind: "personal"; userId: number; withMentions: boolean }
+  | { kind: "user"; userId: number }
+  | { kind: "mentions"; userId: number }
+  | { kind: "thread"; postId: number }
+  | { kind: "tag"; tag: string }
+  | { kind: "explore"; slug: ExploreSlug; at: number }
+  | { kind: "bookmarks"; userId: number; withNotes: boolean };
+
+/**
+ * The page of a list as the viewer sees it, filtered by the general post parameters. Deleted posts
+ * are listed (as `is_deleted` posts) unless `include_deleted=0`. Posts of users the viewer muted or
+ * blocked or who block the viewer are left out everywhere but `/users/{id}/posts` (asked for by
+ * name). Global: posts and replies of human users, no reposts. Personal (`/posts/streams/me`):
+ * the user's and followed users' posts and reposts; unified adds posts mentioning the user.
+ */
+export function listPage(stream: Stream, page: Page, viewerId: number | null, f: PostFilters): SQL {
+  const filters = filterConditions(f, viewerId);
+  const common = and([...filters, visibleTo(viewerId, f.muted)]);
+  switch (stream.kind) {
+    case "global":
+      // `+repost_of`: keeps SQLite from using the repost_of index for `is null` (every original
+      // matches) and sorting them all, instead of walking the primary key to the page.
+      return pageOf(sql`+${posts.repostOf} is null and ${humanAuthor} and ${common}`, page);
+    case "personal": {
+      const mine = sql`${posts.userId} = ${stream.userId} or ${posts.userId} in (select f.followed_id from follows f where f.follower_id = ${stream.userId})`;
+      const mentions = stream.withMentions ? sql` or ${posts.id} in (select pm.post_id from post_mentions pm where pm.user_id = ${stream.userId})` : sql``;
+      return pageOf(sql`(${mine}${mentions}) and ${common}`, page);
+    }
+    case "user":
+      return pageOf(sql`${posts.userId} = ${stream.userId} and ${and(filters)}`, page);
+    case "mentions": {
+      const copies = f.copyMentions
+        ? sql`true`
+        : sql`not exists(select 1 from post_facets cf where cf.post_id = ${posts.id} and cf.facet = 'copy_mention'
+            and cf.value = (select cu.username from users cu where cu.id = ${stream.userId}))`;
+      return pageOf(sql`${posts.id} in (select pm.post_id from post_mentions pm where pm.user_id = ${stream.userId}) and ${copies} and ${common}`, page);
+    }
+    case "thread":
+      return pageOf(sql`${posts.threadId} = (select tp.thread_id from posts tp where tp.id = ${stream.postId}) and ${common}`, page);
+    case "explore":
+      return pageOf(sql`+${posts.repostOf} is null and ${humanAuthor} and ${exploreCondition(stream.slug, stream.at)} and ${common}`, page);
+    case "tag": {
+      // Walks the tag's facet rows (primary key: facet, value, post_id) in post id order.
+      const pos = page.newestFirst ? sql`-tf.post_id` : sql`tf.post_id`;
+      return sql`select ${pageRow(sql`tf.post_id`, sql`tf.post_id`, pos)} from post_facets tf join ${posts} on ${posts.id} = tf.post_id
+        where tf.facet = 'tag' and tf.value = ${stream.tag} and ${pageBoundsSql("tf.post_id", page)} and ${common}
+        order by tf.post_id ${dir(page)} limit ${pageLimit(page)}`;
+    }
+    case "bookmarks": {
+      // Newest bookmark first: the bookmark's id is the item's pagination id.
+      const pos = page.newestFirst ? sql`-bk.id` : sql`bk.id`;
+      const note = stream.withNotes ? sql`bk.note` : text(null);
+      return sql`select ${pageRow(sql`bk.post_id`, sql`bk.id`, pos, note)} from bookmarks bk join ${posts} on ${posts.id} = bk.post_id
+        where bk.user_id = ${stream.userId} and ${pageBoundsSql("bk.id", page)} and ${common}
+        order by bk.id ${dir(page)} limit ${pageLimit(page)}`;
+    }
+  }
+}
+
+/**
+ * A page of a list in one round trip; the user or post the list is about is checked in the same
+ * batch (`found`), and so is `markerRead` (the list's marker, stores/markers `markerSql`) when given.
+ */
+export async function readList(
+  db: Db,
+  stream: Stream,
+  page: Page,
+  viewerId: number | null,
+  opts: { filters: PostFilters; reads?: PostReadOptions; markerRead?: SQL },
+): Promise<{ found: boolean; set: PostSet; markerRows?: Record<string, unknown>[] }> {
+  const reads = postReads(db, viewerId, listPage(stream, page, viewerId, opts.filters), { ...opts.reads, paged: true });
+  const subject =
+    stream.kind === "user" || stream.kind === "mentions" || stream.kind === "bookmarks"
+      ? db.select({ id: users.id }).from(users).where(eq(users.id, stream.userId))
+      : stream.kind === "thread"
+        ? db.select({ id: posts.id }).from(posts).where(eq(posts.id, stream.postId))
+        : sql`select 1`;
+  const results = await mixedBatch(db, [subject, ...(opts.markerRead ? [opts.markerRead] : []), ...reads.items]);
+  const found = (Array.isArray(results[0]) ? results[0] : (results[0] as { results: unknown[] }).results).length > 0;
+  const markerRows = opts.markerRead ? (results[1] as { results: Record<string, unknown>[] }).results : undefined;
+  return { found, set: reads.decode(results.slice(opts.markerRead ? 2 : 1)), markerRows };
+}

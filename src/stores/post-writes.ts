@@ -1,0 +1,321 @@
+import { sql, type SQL } from "drizzle-orm";
+import { LIMITS } from "../config";
+import { isPostgres, type Db } from "../db";
+import { mixedBatch, violates } from "../db/batch";
+import { inList, int, jsonItem, jsonRows, jsonValues, lastId, text } from "../db/dialect";
+import type { TextResult } from "../text";
+import { interactionWrites } from "./interactions";
+import { markerWriteSql } from "./markers";
+import { messageFacets, rawAttachments } from "./messages";
+import { postsQuery, toPostSet, type PostRows, type PostSet, type PostView } from "./posts";
+
+// Writes of posts. Each is one atomic batch that ends with the read of the post it returns.
+// Conditions that another request may change between our check and the batch (a duplicate, a
+// deleted reply target, an existing repost/bookmark/revision) are re-checked inside the batch by
+// statements that fail on a constraint (NOT NULL fed a null, a unique key), which rolls the batch
+// back: counters can then be plain increments, exact under concurrency.
+
+const single = (id: number | SQL) => sql`select ${typeof id === "number" ? int(id) : id} as id`;
+
+/**
+ * The post the batch just inserted for a user: on D1 (batches serialized) their newest post, on
+ * Postgres the posts sequence's value in this transaction.
+ */
+const newestOf = (userId: number) => (isPostgres ? lastId("posts") : sql`(select max(np.id) from posts np where np.user_id = ${userId})`);
+
+/** Ancestors of a post (itself included), walking reply_to up to the thread root. */
+const ancestors = (postId: number) =>
+  sql`with recursive anc(id) as (select ${int(postId)} union select ap.reply_to from posts ap join anc on ap.id = anc.id where ap.reply_to is not null)`;
+
+const mentionIds = (text: TextResult) => JSON.stringify([...new Set(text.entities.mentions.map((m) => Number(m.id)))]);
+
+const OEMBED_TYPE = "io.example.core.oembed";
+
+/**
+ * Search facets of a post (post search's filters, the tag and explore streams): those of a message
+ * (mentions, leading mentions, tags, URLs, domains, raw types), copy mentions, the poll attached
+ * and the `type` of each oEmbed item (`photo`, `video`, ...).
+ */
+export function postFacets(text: TextResult, raw: unknown): [string, string][] {
+  const out: [string, string][] = [...messageFacets(text, raw)];
+  for (const m of text.entities.mentions) if (m.id && m.is_copy) out.push(["copy_mention", m.text.toLowerCase()]);
+  const { pollId } = rawAttachments(raw);
+  if (pollId != null) out.push(["poll", String(pollId)]);
+  const oembeds = raw && typeof raw === "object" ? (raw as Record<string, unknown>)[OEMBED_TYPE] : undefined;
+  if (Array.isArray(oembeds)) {
+    for (const o of oembeds) {
+      const type = o && typeof o === "object" ? (o as { type?: unknown }).type : undefined;
+      if (typeof type === "string" && type.length <= 64) out.push(["oembed", type.toLowerCase()]);
+    }
+  }
+  return [...new Map(out.map((f) => [f.join("\u0000"), f])).values()];
+}
+
+/**
+ * The statement writing a post's facets: `facets` (their values with `sentinel` replaced by the id,
+ * as `{object_id}` in link URLs) and the files the raw names (`file`, `file_kind`) that exist.
+ */
+function facetsInsert(postId: SQL | number, facets: [string, string][], fileIds: number[], sentinel: string | null): SQL | null {
+  if (!facets.length && !fileIds.length) return null;
+  const id = typeof postId === "number" ? int(postId) : postId;
+  const value = sentinel ? sql`replace(${jsonItem(sql`j.value`, 1)}, ${text(sentinel)}, CAST(${id} AS TEXT))` : jsonItem(sql`j.value`, 1);
+  return sql`INSERT INTO post_facets (post_id, facet, value)
+    SELECT ${id}, ${jsonItem(sql`j.value`, 0)}, ${value} FROM ${jsonValues(facets, "j")}
+    UNION ALL SELECT ${id}, 'file', CAST(f.id AS TEXT) FROM files f WHERE f.id IN ${inList(fileIds)} AND f.is_deleted = 0
+    UNION ALL SELECT ${id}, 'file_kind', f.kind FROM files f WHERE f.id IN ${inList(fileIds)} AND f.is_deleted = 0
+    ON CONFLICT DO NOTHING`;
+}
+
+const readBack = (results: unknown[]): PostSet => toPostSet(results[results.length - 1] as PostRows);
+
+export interface NewPost {
+  userId: number;
+  appId: number;
+  text: TextResult;
+  /** `text` with `{object_id}` in links replaced by `sentinel`, replaced by the id in SQL after insert. */
+  sentinel: string | null;
+  isNsfw: boolean;
+  raw: unknown;
+  replyTo: { id: number; userId: number } | null;
+  at: number;
+  /** Sets the `personal` marker to the new post (update_marker=1). */
+  marker: { version: string } | null;
+}
+
+export type CreateResult = { ok: true; set: PostSet; view: PostView } | { ok: false; reason: "duplicate" | "reply_to" };
+
+export async function createPost(db: Db, p: NewPost): Promise<CreateResult> {
+  const since = p.at - LIMITS.post.seconds_between_duplicates;
+  const duplicate = sql`exists(select 1 from posts d where d.user_id = ${p.userId} and d.text = ${p.text.text}
+    and d.repost_of is null and d.is_deleted = 0 and d.created_at > ${since})`;
+  const threadId = p.replyTo ? sql`(select t.thread_id from posts t where t.id = ${p.replyTo.id} and t.is_deleted = 0)` : sql`0`;
+  const id = newestOf(p.userId);
+  const writes: SQL[] = [
+    // NOT NULL on user_id fails a duplicate, on thread_id a reply to a missing or deleted post.
+    sql`insert into posts (user_id, app_id, thread_id, reply_to, text, html, entities, is_nsfw, raw, created_at, revised_at)
+      select case when ${duplicate} then null else ${int(p.userId)} end, ${p.appId}, ${threadId}, ${p.replyTo?.id ?? null},
+        ${p.text.text}, ${p.text.html}, ${JSON.stringify(p.text.entities)}, ${p.isNsfw ? 1 : 0},
+        ${p.raw === undefined ? null : JSON.stringify(p.raw)}, ${p.at}, ${p.at}`,
+  ];
+  if (!p.replyTo || p.sentinel) {
+    const fixId = p.sentinel ? sql`, html = replace(html, ${p.sentinel}, CAST(id AS TEXT)), entities = replace(entities, ${p.sentinel}, CAST(id AS TEXT))` : sql``;
+    writes.push(sql`update posts set thread_id = case when thread_id = 0 then id else thread_id end ${fixId} where id = ${id}`);
+  }
+  if (p.text.entities.mentions.length) {
+    writes.push(sql`insert into post_mentions (post_id, user_id) select ${id}, j.value from ${jsonRows(mentionIds(p.text), "j")} where true on conflict do nothing`);
+  }
+  const facets = facetsInsert(id, postFacets(p.text, p.raw), rawAttachments(p.raw).fileIds, p.sentinel);
+  if (facets) writes.push(facets);
+  writes.push(sql`update users set posts = posts + 1 where id = ${p.userId}`);
+  if (p.replyTo) {
+    writes.push(
+      sql`update posts set replies = replies + 1 where id = ${p.replyTo.id}`,
+      sql`${ancestors(p.replyTo.id)} update posts set threads = threads + 1 where id in (select id from anc)`,
+      ...interactionWrites({ userId: p.replyTo.userId, action: "reply", objectId: p.replyTo.id, actorId: p.userId, at: p.at }),
+    );
+  }
+  if (p.marker) {
+    writes.push(markerWriteSql({ userId: p.userId, name: "personal", position: id, percentage: 0, reset: false, version: p.marker.version, at: p.at }));
+  }
+  try {
+    const set = readBack(await mixedBatch(db, [...writes, postsQuery(db, p.userId, sql`select ${id} as id`)]));
+    return { ok: true, set, view: set.page[0] };
+  } catch (err) {
+    if (violates(err, "posts", "user_id")) return { ok: false, reason: "duplicate" };
+    if (violates(err, "posts", "thread_id")) return { ok: false, reason: "reply_to" };
+    throw err;
+  }
+}
+
+export interface Revision {
+  postId: number;
+  text: TextResult;
+  isNsfw: boolean;
+  /** undefined keeps the current raw. */
+  raw: unknown;
+  /** The raw the post has now (its facets are rewritten from the raw it keeps). */
+  currentRaw: unknown;
+  at: number;
+  viewerId: number;
+}
+
+/** Revises a post; the current version becomes revision 0. Returns null if it was revised meanwhile. */
+export async function revisePost(db: Db, r: Revision): Promise<{ set: PostSet; view: PostView } | null> {
+  const rawSet = r.raw === undefined ? sql`` : sql`, raw = ${JSON.stringify(r.raw)}`;
+  const raw = r.raw === undefined ? r.currentRaw : r.raw;
+  const live = sql`exists(select 1 from posts where id = ${r.postId} and is_deleted = 0)`;
+  const writes: SQL[] = [
+    // The primary key (post_id, revision) refuses a second revision, rolling the batch back.
+    sql`insert into post_revisions (post_id, revision, text, html, entities, is_nsfw, raw, created_at)
+      select id, 0, text, html, entities, is_nsfw, raw, created_at from posts where id = ${r.postId} and is_deleted = 0 and repost_of is null`,
+    sql`update posts set text = ${r.text.text}, html = ${r.text.html}, entities = ${JSON.stringify(r.text.entities)},
+      is_nsfw = ${r.isNsfw ? 1 : 0} ${rawSet}, is_revised = 1, revised_at = ${r.at}
+      where id = ${r.postId} and is_deleted = 0 and repost_of is null`,
+    sql`delete from post_mentions where post_id = ${r.postId}`,
+    sql`delete from post_facets where post_id = ${r.postId}`,
+  ];
+  if (r.text.entities.mentions.length) {
+    writes.push(sql`insert into post_mentions (post_id, user_id)
+      select ${r.postId}, j.value from ${jsonRows(mentionIds(r.text), "j")} where ${live}
+      on conflict do nothing`);
+  }
+  const facets = facetsInsert(r.postId, postFacets(r.text, raw), rawAttachments(raw).fileIds, null);
+  if (facets) writes.push(facets);
+  try {
+    const set = readBack(await mixedBatch(db, [...writes, postsQuery(db, r.viewerId, single(r.postId))]));
+    return set.page[0] ? { set, view: set.page[0] } : null;
+  } catch (err) {
+    if (violates(err, "post_revisions")) return null;
+    throw err;
+  }
+}
+
+/**
+ * Deletes a post: it keeps its id and loses its content; the author's post count, the parent's
+ * reply count and the ancestors' thread counts drop once (guarded by the post not being deleted
+ * yet); its reposts are removed with it (their authors' counts drop).
+ */
+export async function deletePost(
+  db: Db,
+  post: { id: number; userId: number; replyTo: number | null },
+  viewerId: number,
+): Promise<{ set: PostSet; view: PostView } | undefined> {
+  const stillLive = sql`exists(select 1 from posts g where g.id = ${post.id} and g.is_deleted = 0)`;
+  const writes: SQL[] = [sql`update users set posts = posts - 1 where id = ${post.userId} and ${stillLive}`];
+  if (post.replyTo != null) {
+    writes.push(
+      sql`update posts set replies = replies - 1 where id = ${post.replyTo} and ${stillLive}`,
+      sql`${ancestors(post.replyTo)} update posts set threads = threads - 1 where id in (select id from anc) and ${stillLive}`,
+    );
+  }
+  writes.push(
+    sql`update users set posts = posts - 1 where id in (select rp.user_id from posts rp where rp.repost_of = ${post.id})`,
+    sql`delete from posts where repost_of = ${post.id}`,
+    sql`update posts set is_deleted = 1, reposts = 0 where id = ${post.id}`,
+    sql`delete from post_mentions where post_id = ${post.id}`,
+    // Facets stay: tag and explore lists show the deleted post as a tombstone (include_deleted=1),
+    // and search leaves deleted posts out by itself.
+  );
+  const set = readBack(await mixedBatch(db, [...writes, postsQuery(db, viewerId, single(post.id))]));
+  return set.page[0] ? { set, view: set.page[0] } : undefined;
+}
+
+export type RepostResult =
+  | { ok: true; repost: PostView; original: PostView; set: PostSet }
+  | { ok: false; reason: "already" | "deleted" };
+
+/**
+ * Reposts `target` (an original post) as `userId`: a post of its own, in its own thread. `isNsfw`
+ * marks the repost itself (it shows NSFW when the original is, too).
+ */
+export async function createRepost(
+  db: Db,
+  r: { userId: number; appId: number; target: { id: number; userId: number }; isNsfw: boolean; at: number },
+): Promise<RepostResult> {
+  const id = newestOf(r.userId);
+  const writes: SQL[] = [
+    // NOT NULL on user_id fails when already reposted, on app_id when the original is deleted.
+    sql`insert into posts (user_id, app_id, thread_id, repost_of, is_nsfw, created_at, revised_at)
+      select case when exists(select 1 from posts e where e.repost_of = ${r.target.id} and e.user_id = ${r.userId}) then null else ${int(r.userId)} end,
+        case when exists(select 1 from posts o where o.id = ${r.target.id} and o.is_deleted = 0) then ${int(r.appId)} else null end,
+        0, ${r.target.id}, ${r.isNsfw ? 1 : 0}, ${r.at}, ${r.at}`,
+    sql`update posts set thread_id = id where id = ${id}`,
+    sql`update posts set reposts = reposts + 1 where id = ${r.target.id}`,
+    sql`update users set posts = posts + 1 where id = ${r.userId}`,
+    ...interactionWrites({ userId: r.target.userId, action: "repost", objectId: r.target.id, actorId: r.userId, at: r.at }),
+  ];
+  try {
+    const set = readBack(await mixedBatch(db, [...writes, postsQuery(db, r.userId, sql`select ${id} as id`)]));
+    return { ok: true, repost: set.page[0], original: set.byId.get(r.target.id)!, set };
+  } catch (err) {
+    if (violates(err, "posts", "user_id")) return { ok: false, reason: "already" };
+    if (violates(err, "posts", "app_id")) return { ok: false, reason: "deleted" };
+    throw err;
+  }
+}
+
+/** The post actions act on for a post id: the original of a repost, else the post. */
+const actedOn = (postId: number) => sql`coalesce((select ao.repost_of from posts ao where ao.id = ${postId}), ${postId})`;
+
+/**
+ * Removes `userId`'s repost of the post `postId` acts on. Returns the removed repost as it was
+ * (for the event; null if there was none) and the original, or undefined if there is no such post.
+ */
+export async function deleteRepost(db: Db, postId: number, userId: number) {
+  const target = actedOn(postId);
+  const mine = sql`exists(select 1 from posts e where e.repost_of = ${target} and e.user_id = ${userId})`;
+  const [before, , , , after] = await mixedBatch(db, [
+    postsQuery(db, userId, sql`select mr.id as id from posts mr where mr.repost_of = ${target} and mr.user_id = ${userId}`),
+    sql`update posts set reposts = reposts - 1 where id = ${target} and ${mine}`,
+    sql`update users set posts = posts - 1 where id = ${userId} and ${mine}`,
+    sql`delete from posts where repost_of = ${target} and user_id = ${userId}`,
+    postsQuery(db, userId, sql`select ${target} as id`),
+  ] as const);
+  const removed = toPostSet(before);
+  const set = toPostSet(after);
+  if (!set.page[0]) return undefined;
+  return { removed: removed.page[0] ? removed : null, view: set.page[0], set };
+}
+
+export type BookmarkResult = { ok: true; view: PostView; set: PostSet } | { ok: false };
+
+/** Bookmarks a post (deleted posts too) with an optional note. `ok: false` when it was already bookmarked. */
+export async function addBookmark(
+  db: Db,
+  b: { userId: number; target: { id: number; userId: number }; note: string | null; at: number },
+): Promise<BookmarkResult> {
+  try {
+    const results = await mixedBatch(db, [
+      // The unique key (user_id, post_id) refuses a second bookmark, rolling the counters back with it.
+      sql`insert into bookmarks (user_id, post_id, note, created_at) values (${b.userId}, ${b.target.id}, ${b.note}, ${b.at})`,
+      sql`update posts set bookmarks = bookmarks + 1 where id = ${b.target.id}`,
+      sql`update users set bookmarks = bookmarks + 1 where id = ${b.userId}`,
+      ...interactionWrites({ userId: b.target.userId, action: "bookmark", objectId: b.target.id, actorId: b.userId, at: b.at }),
+      postsQuery(db, b.userId, single(b.target.id)),
+    ]);
+    const set = readBack(results);
+    return { ok: true, view: set.page[0], set };
+  } catch (err) {
+    if (violates(err, "bookmarks")) return { ok: false };
+    throw err;
+  }
+}
+
+/** Sets the note of an existing bookmark (null clears it). */
+export async function setBookmarkNote(db: Db, userId: number, postId: number, note: string | null): Promise<void> {
+  await mixedBatch(db, [sql`update bookmarks set note = ${note} where user_id = ${userId} and post_id = ${postId}`]);
+}
+
+/** Removes a bookmark of the post `postId` acts on; `removed` tells whether there was one. */
+export async function removeBookmark(db: Db, postId: number, userId: number) {
+  const target = actedOn(postId);
+  const has = sql`exists(select 1 from bookmarks hb where hb.user_id = ${userId} and hb.post_id = ${target})`;
+  const [, , removed, rows] = await mixedBatch(db, [
+    sql`update posts set bookmarks = bookmarks - 1 where id = ${target} and ${has}`,
+    sql`update users set bookmarks = bookmarks - 1 where id = ${userId} and ${has}`,
+    sql`delete from bookmarks where user_id = ${userId} and post_id = ${target} returning post_id`,
+    postsQuery(db, userId, sql`select ${target} as id`),
+  ] as const);
+  const set = toPostSet(rows);
+  if (!set.page[0]) return undefined;
+  return { removed: removed.results.length > 0, view: set.page[0], set };
+}
+
+export const POST_REPORT_REASONS = ["account_type", "nsfw", "soliciting", "user_abuse"] as const;
+export type PostReportReason = (typeof POST_REPORT_REASONS)[number];
+
+/**
+ * Stores a report of a live post (the same reporter, post and reason are stored once) and returns
+ * the post; undefined (nothing stored) when there is no such live post.
+ */
+export async function reportPost(db: Db, r: { postId: number; reporterId: number; reason: PostReportReason; at: number }) {
+  const [, rows] = await mixedBatch(db, [
+    sql`insert into post_reports (post_id, reporter_id, reason, created_at)
+      select ${r.postId}, ${r.reporterId}, ${r.reason}, ${r.at} where exists(select 1 from posts rp where rp.id = ${r.postId} and rp.is_deleted = 0)
+      on conflict do nothing`,
+    postsQuery(db, r.reporterId, sql`select lp.id as id from posts lp where lp.id = ${r.postId} and lp.is_deleted = 0`),
+  ] as const);
+  const set = toPostSet(rows);
+  return set.page[0] ? { view: set.page[0], set } : undefined;
+}
+
