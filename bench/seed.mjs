@@ -80,7 +80,7 @@ export async function seedData(db, { appId, actorIds, now }) {
     const replyTo = i > 100 && i % 10 === 0 ? postBase + 1 + int(i) : null;
     const text = sentence(6 + int(20));
     const at = now - (SIZES.posts - i) * 10;
-    return [id, i % 1000 === 0 ? actorIds[0] : anyUser(), appId, replyTo ?? id, replyTo ?? "NULL", q(text),
+    return [id, i % 1000 === 0 ? actorIds[(i / 1000) % actorIds.length] : anyUser(), appId, replyTo ?? id, replyTo ?? "NULL", q(text),
       q(`<span itemscope itemtype="https://schema.example.io/Post">${esc(text)}</span>`), q('{"links":[],"mentions":[],"tags":[]}'), at, at];
   }, bar);
 

@@ -101,7 +101,9 @@ export function postsQuery(db: Db, viewerId: number | null, pageIds: SQL, opts: 
     .from(posts)
     .leftJoin(users, eq(users.id, posts.userId))
     .leftJoin(apps, eq(apps.id, posts.appId))
-    .where(sql`${inPage} or ${posts.id} in (select ro.repost_of from posts ro where ro.id in (select id from page))`);
+    // One IN over a union, not an OR of two INs: Postgres cannot use the primary key for the OR
+    // and scans every post; SQLite plans both forms as primary-key probes.
+    .where(sql`${posts.id} in (select id from page union select ro.repost_of from posts ro where ro.id in (select id from page))`);
 }
 
 export type PostRows = Awaited<ReturnType<typeof postsQuery>>;
