@@ -26,9 +26,10 @@ function useLocalProxy(proxy: string | undefined) {
   neonConfig.useSecureWebSocket = false;
 }
 
-// Contended rows (a popular post's counters) can abort several rounds of concurrent writers;
-// each retry waits a random time that grows with the attempt, up to a few hundred milliseconds.
-const RETRIES = 12;
+// Contended rows (a popular post's counters, one user's post count) abort all but one of the
+// concurrent writers each round, so N writers need up to N rounds; each retry waits a random time
+// that grows with the attempt, up to a quarter second (the bench's 16 writers needed more than 12).
+const RETRIES = 40;
 const retryable = (err: unknown) => {
   const code = (err as { code?: string })?.code;
   return code === "40001" || code === "40P01";
