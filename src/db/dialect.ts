@@ -82,3 +82,7 @@ export const lastId = (table: string): SQL =>
 
 /** The database's clock in unix seconds (for reads that have no request clock at hand). */
 export const epochNow: SQL = isPostgres ? sql`CAST(extract(epoch from now()) AS BIGINT)` : sql`CAST(strftime('%s', 'now') AS INTEGER)`;
+
+/** Postgres only: a text[] from a list, passed as one JSON parameter (for the search query functions). */
+export const pgTextArray = (values: readonly string[]): SQL =>
+  sql`ARRAY(SELECT jsonb_array_elements_text(CAST(${JSON.stringify(values)} AS JSONB)))`;

@@ -1,4 +1,5 @@
 import { sql, type SQL } from "drizzle-orm";
+import { pgTextArray } from "../../db/dialect";
 import type { Page } from "../../http/pagination";
 import { pageBoundsSql } from "../channel-sql";
 import { relevanceBounds, RELEVANCE_WINDOW, searchFrame, type MessageSearch } from "./filters";
@@ -8,9 +9,8 @@ import { relevanceBounds, RELEVANCE_WINDOW, searchFrame, type MessageSearch } fr
 // over live messages, matched by `es_search_query` (every word required, each as a phrase, as on
 // D1) and ranked by ts_rank. The planner picks the walk (GIN, channel index, facets) itself.
 
-/** The query of the search words (one JSON parameter for any number of words). */
-const tsQuery = (terms: string[]): SQL =>
-  sql`es_search_query(ARRAY(SELECT jsonb_array_elements_text(CAST(${JSON.stringify(terms)} AS JSONB))))`;
+/** The tsquery of search words: every word required, each as a phrase (messages and posts). */
+export const tsQuery = (terms: string[]): SQL => sql`es_search_query(${pgTextArray(terms)})`;
 
 /**
  * The statement of a search on Postgres. With words and `order=relevance`, the newest

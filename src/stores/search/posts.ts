@@ -7,6 +7,7 @@ import { pageBoundsSql } from "../channel-sql";
 import { filterConditions, visibleTo } from "../post-lists";
 import { pageRow } from "../posts";
 import { ftsQuery } from "./fts5";
+import { tsQuery } from "./postgres";
 import { relevanceBounds, RELEVANCE_WINDOW } from "./filters";
 
 // Post search (GET /posts/search): live original posts (no reposts), every filter a condition on
@@ -101,7 +102,7 @@ function facetDriver(s: PostSearch): [string, string[]] | undefined {
 /** How words are matched and ranked on each backend: the FROM clause of the matches and a score (lower is more relevant). */
 function matcher(terms: string[]): { with: SQL | null; from: SQL; order: SQL; score: SQL } {
   if (isPostgres) {
-    const query = sql`es_search_query(ARRAY(SELECT jsonb_array_elements_text(CAST(${JSON.stringify(terms)} AS JSONB))))`;
+    const query = tsQuery(terms);
     return {
       with: sql`q(query) AS MATERIALIZED (SELECT ${query})`,
       from: sql`posts WHERE posts.search_vector @@ (SELECT query FROM q)`,

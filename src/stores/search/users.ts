@@ -1,6 +1,6 @@
 import { sql, type SQL } from "drizzle-orm";
 import { isPostgres } from "../../db";
-import { inList } from "../../db/dialect";
+import { inList, pgTextArray } from "../../db/dialect";
 import type { Page } from "../../http/pagination";
 import { pageBoundsSql } from "../channel-sql";
 import { relevanceBounds, RELEVANCE_WINDOW } from "./filters";
@@ -45,7 +45,7 @@ function conditions(s: UserSearch, viewerId: number | null): SQL {
 /** How words are matched and ranked per backend (score: lower is more relevant; username counts most, then name). */
 function matcher(terms: string[]) {
   if (isPostgres) {
-    const query = sql`es_prefix_query(ARRAY(SELECT jsonb_array_elements_text(CAST(${JSON.stringify(terms)} AS JSONB))))`;
+    const query = sql`es_prefix_query(${pgTextArray(terms)})`;
     return {
       with: sql`q(query) AS MATERIALIZED (SELECT ${query})`,
       from: sql`users WHERE users.search_vector @@ (SELECT query FROM q)`,
