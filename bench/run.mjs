@@ -20,6 +20,10 @@ const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const SOCKETS = Number(process.env.BENCH_SOCKETS ?? 1000);
 const PG = process.env.BENCH_DB === "pg";
+// BENCH_ONLY="post lookup,token": measure only the endpoints whose names contain one of these (the
+// floors always run; streams, replay and the limiter only when named). For working on one row.
+const ONLY = process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(",").map((s) => s.trim()) : null;
+const wanted = (name) => !ONLY || ONLY.some((o) => name.includes(o));
 if (!PG && process.env.BENCH_DB && process.env.BENCH_DB !== "d1") throw new Error(`BENCH_DB must be "d1" or "pg", not "${process.env.BENCH_DB}"`);
 const ADMIN_TOKEN = "bench-admin-token";
 const env = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
@@ -149,7 +153,7 @@ async function measure(e, tokenList) {
 const results = { started_at: new Date(started).toISOString(), backend: backend.id, machine: { cores: (await import("node:os")).cpus().length }, settings: { duration_s: DURATION, connections: CONNECTIONS }, data_set: SIZES, floors: [], endpoints: [] };
 log(`\nLoad on ${backend.name}: ${CONNECTIONS} connections, ${DURATION} s per endpoint`);
 for (const f of floors) results.floors.push(await measure(f, tokens));
-for (const e of endpoints) results.endpoints.push(await measure(e, tokens));
+for (const e of endpoints.filter((e) => wanted(e.name))) results.endpoints.push(await measure(e, tokens));
 const [constant, oneRead] = results.floors;
 for (const r of results.endpoints) {
   if (r.skipped) continue;
@@ -158,7 +162,7 @@ for (const r of results.endpoints) {
 }
 
 // 6. Streams: time from one write to its event on every connected app stream socket.
-results.streams = await measureStreams().catch((e) => ({ skipped: String(e.message ?? e) }));
+results.streams = !wanted("streams") ? { skipped: "not in BENCH_ONLY" } : await measureStreams().catch((e) => ({ skipped: String(e.message ?? e) }));
 
 async function measureStreams() {
   const probe = await api("GET", "/streams", { token: "x" });
@@ -210,10 +214,11 @@ function openSocket(wsUrl) {
 }
 
 // 6b. Resumable streams: replay of 1,000 missed events on reconnect, and fan-out while a replay runs.
-results.replay = await measureReplay({ url, adminToken: ADMIN_TOKEN, postToken: tokens[1], sockets: SOCKETS, log }).catch((e) => ({ skipped: String(e.message ?? e) }));
+results.replay = !wanted("replay") ? { skipped: "not in BENCH_ONLY" } : await measureReplay({ url, adminToken: ADMIN_TOKEN, postToken: tokens[1], sockets: SOCKETS, log }).catch((e) => ({ skipped: String(e.message ?? e) }));
 
 // 7. The rate limiter's cost: the same endpoint with limits on, against limits off above.
 try {
+  if (!wanted("rate limits")) throw new Error("not in BENCH_ONLY");
   await mf.setOptions(miniflareOptions({ RATE_LIMITS: "1" }));
   url = (await mf.ready).href.replace(/\/$/, "");
   const off = results.endpoints.find((e) => e.name === "token");
@@ -228,7 +233,7 @@ try {
   }
   results.rate_limiter = on;
 } catch (e) {
-  results.rate_limiter = { skipped: String(e.message ?? e) };
+  results.rate_limiter = { name: "token (rate limits on)", skipped: String(e.message ?? e) };
 }
 
 await mf.dispose();

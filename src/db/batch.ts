@@ -16,8 +16,19 @@ interface Preparable {
   };
 }
 
-type BatchItem = SQL | PromiseLike<unknown>;
-type BatchResult<T> = T extends SQL ? RawResult : Awaited<T>;
+/**
+ * A statement compiled once and bound per request (the hot reads: see `src/stores/post-statement.ts`);
+ * in a batch it gives its raw rows, like a `sql` template.
+ */
+export class BoundQuery {
+  constructor(readonly query: Query) {}
+  toSQL(): Query {
+    return this.query;
+  }
+}
+
+type BatchItem = SQL | BoundQuery | PromiseLike<unknown>;
+type BatchResult<T> = T extends SQL | BoundQuery ? RawResult : Awaited<T>;
 
 /** A `sql` template compiled for the active backend (`?` for D1, `$n` for Postgres). */
 export function compile(q: SQL): Query {
@@ -39,6 +50,10 @@ export async function mixedBatch<const T extends readonly BatchItem[]>(db: Db, i
     if (is(item, SQL)) {
       mappers.push(null);
       return compile(item);
+    }
+    if (item instanceof BoundQuery) {
+      mappers.push(null);
+      return item.query;
     }
     const prepared = (item as unknown as Preparable)._prepare();
     mappers.push((r) => prepared.mapResult(r, true));

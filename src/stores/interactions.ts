@@ -161,7 +161,7 @@ export function interactionPageQueries(db: Db, userId: number, actions: readonly
   return [
     pg,
     actors,
-    postsQuery(db, userId, wants(POST_ACTIONS) ? objectsOf(POST_ACTIONS) : sql`SELECT 0 AS id WHERE false`),
+    postsQuery(userId, wants(POST_ACTIONS) ? objectsOf(POST_ACTIONS) : sql`SELECT 0 AS id WHERE false`),
     wants(["follow"]) ? sql`SELECT ${userColumnsSql(userId)} FROM users WHERE users.id IN (${objectsOf(["follow"])})` : none,
     wants(["poll_response"])
       ? sql`SELECT p.id, p.prompt, p.closed_at, p.user_id, p.poll_token, p.is_anonymous, p.is_deleted,

@@ -118,7 +118,7 @@ export async function createPost(db: Db, p: NewPost): Promise<CreateResult> {
     writes.push(markerWriteSql({ userId: p.userId, name: "personal", position: id, percentage: 0, reset: false, version: p.marker.version, at: p.at }));
   }
   try {
-    const set = readBack(await mixedBatch(db, [...writes, postsQuery(db, p.userId, sql`select ${id} as id`)]));
+    const set = readBack(await mixedBatch(db, [...writes, postsQuery(p.userId, sql`select ${id} as id`)]));
     return { ok: true, set, view: set.page[0] };
   } catch (err) {
     if (violates(err, "posts", "user_id")) return { ok: false, reason: "duplicate" };
@@ -162,7 +162,7 @@ export async function revisePost(db: Db, r: Revision): Promise<{ set: PostSet; v
   const facets = facetsInsert(r.postId, postFacets(r.text, raw), rawAttachments(raw).fileIds, null);
   if (facets) writes.push(facets);
   try {
-    const set = readBack(await mixedBatch(db, [...writes, postsQuery(db, r.viewerId, single(r.postId))]));
+    const set = readBack(await mixedBatch(db, [...writes, postsQuery(r.viewerId, single(r.postId))]));
     return set.page[0] ? { set, view: set.page[0] } : null;
   } catch (err) {
     if (violates(err, "post_revisions")) return null;
@@ -196,7 +196,7 @@ export async function deletePost(
     // Facets stay: tag and explore lists show the deleted post as a tombstone (include_deleted=1),
     // and search leaves deleted posts out by itself.
   );
-  const set = readBack(await mixedBatch(db, [...writes, postsQuery(db, viewerId, single(post.id))]));
+  const set = readBack(await mixedBatch(db, [...writes, postsQuery(viewerId, single(post.id))]));
   return set.page[0] ? { set, view: set.page[0] } : undefined;
 }
 
@@ -225,7 +225,7 @@ export async function createRepost(
     ...interactionWrites({ userId: r.target.userId, action: "repost", objectId: r.target.id, actorId: r.userId, at: r.at }),
   ];
   try {
-    const set = readBack(await mixedBatch(db, [...writes, postsQuery(db, r.userId, sql`select ${id} as id`)]));
+    const set = readBack(await mixedBatch(db, [...writes, postsQuery(r.userId, sql`select ${id} as id`)]));
     return { ok: true, repost: set.page[0], original: set.byId.get(r.target.id)!, set };
   } catch (err) {
     if (violates(err, "posts", "user_id")) return { ok: false, reason: "already" };
@@ -245,11 +245,11 @@ export async function deleteRepost(db: Db, postId: number, userId: number) {
   const target = actedOn(postId);
   const mine = sql`exists(select 1 from posts e where e.repost_of = ${target} and e.user_id = ${userId})`;
   const [before, , , , after] = await mixedBatch(db, [
-    postsQuery(db, userId, sql`select mr.id as id from posts mr where mr.repost_of = ${target} and mr.user_id = ${userId}`),
+    postsQuery(userId, sql`select mr.id as id from posts mr where mr.repost_of = ${target} and mr.user_id = ${userId}`),
     sql`update posts set reposts = reposts - 1 where id = ${target} and ${mine}`,
     sql`update users set posts = posts - 1 where id = ${userId} and ${mine}`,
     sql`delete from posts where repost_of = ${target} and user_id = ${userId}`,
-    postsQuery(db, userId, sql`select ${target} as id`),
+    postsQuery(userId, sql`select ${target} as id`),
   ] as const);
   const removed = toPostSet(before);
   const set = toPostSet(after);
@@ -271,7 +271,7 @@ export async function addBookmark(
       sql`update posts set bookmarks = bookmarks + 1 where id = ${b.target.id}`,
       sql`update users set bookmarks = bookmarks + 1 where id = ${b.userId}`,
       ...interactionWrites({ userId: b.target.userId, action: "bookmark", objectId: b.target.id, actorId: b.userId, at: b.at }),
-      postsQuery(db, b.userId, single(b.target.id)),
+      postsQuery(b.userId, single(b.target.id)),
     ]);
     const set = readBack(results);
     return { ok: true, view: set.page[0], set };
@@ -294,7 +294,7 @@ export async function removeBookmark(db: Db, postId: number, userId: number) {
     sql`update posts set bookmarks = bookmarks - 1 where id = ${target} and ${has}`,
     sql`update users set bookmarks = bookmarks - 1 where id = ${userId} and ${has}`,
     sql`delete from bookmarks where user_id = ${userId} and post_id = ${target} returning post_id`,
-    postsQuery(db, userId, sql`select ${target} as id`),
+    postsQuery(userId, sql`select ${target} as id`),
   ] as const);
   const set = toPostSet(rows);
   if (!set.page[0]) return undefined;
@@ -313,7 +313,7 @@ export async function reportPost(db: Db, r: { postId: number; reporterId: number
     sql`insert into post_reports (post_id, reporter_id, reason, created_at)
       select ${r.postId}, ${r.reporterId}, ${r.reason}, ${r.at} where exists(select 1 from posts rp where rp.id = ${r.postId} and rp.is_deleted = 0)
       on conflict do nothing`,
-    postsQuery(db, r.reporterId, sql`select lp.id as id from posts lp where lp.id = ${r.postId} and lp.is_deleted = 0`),
+    postsQuery(r.reporterId, sql`select lp.id as id from posts lp where lp.id = ${r.postId} and lp.is_deleted = 0`),
   ] as const);
   const set = toPostSet(rows);
   return set.page[0] ? { view: set.page[0], set } : undefined;

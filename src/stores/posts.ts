@@ -1,16 +1,17 @@
-import { eq, getTableColumns, sql, type SQL } from "drizzle-orm";
+import { eq, sql, type SQL } from "drizzle-orm";
 import { MORE_LIMITS } from "../config";
 import { schema, type Db, type RawResult } from "../db";
-import { aliasedFields, first, mixedBatch } from "../db/batch";
+import { first, mixedBatch, type BoundQuery } from "../db/batch";
 import { int, jsonRows, text } from "../db/dialect";
 import { readUser, userColumnsSql } from "./channel-sql";
-import { userViewColumns, type UserView } from "./users";
+import { boundPostsQuery, decodePostRow } from "./post-statement";
+import type { UserView } from "./users";
 
 // Reading posts: the one statement that reads a page of posts with everything a Post object
 // embeds, and the lookups by id. Lists (streams, bookmarks, search) build the page's ids in
 // post-lists.ts and search/; writes are in post-writes.ts.
 
-const { posts, users, apps, postRevisions } = schema;
+const { posts, postRevisions } = schema;
 
 export type PostRecord = typeof posts.$inferSelect;
 export type RevisionRecord = typeof postRevisions.$inferSelect;
@@ -72,41 +73,15 @@ export const ACTORS_SAMPLED = 10;
  */
 export const pageRow = (id: SQL, pid: SQL, pos: SQL, note: SQL = text(null)) => sql`${id} AS id, ${pid} AS pid, ${pos} AS pos, ${note} AS note`;
 
-function selection(viewerId: number | null, inPage: SQL, paged: boolean) {
-  const flag = (q: SQL, name: string) => (viewerId == null ? sql`0` : q).mapWith(Boolean).as(name);
-  const fromPage = (col: string) => (paged ? sql`(SELECT pg.${sql.raw(col)} FROM page pg WHERE pg.id = ${posts.id})` : sql`NULL`);
-  return {
-    post: aliasedFields(getTableColumns(posts), "p_"),
-    user: aliasedFields(userViewColumns(viewerId), "u_"),
-    app: aliasedFields({ clientId: apps.clientId, name: apps.name, url: apps.url, deletedAt: apps.deletedAt }, "a_"),
-    youBookmarked: flag(sql`exists(select 1 from bookmarks yb where yb.user_id = ${viewerId} and yb.post_id = ${posts.id})`, "you_bookmarked"),
-    youReposted: flag(sql`exists(select 1 from posts yr where yr.repost_of = ${posts.id} and yr.user_id = ${viewerId})`, "you_reposted"),
-    inPage: inPage.mapWith(Boolean).as("in_page"),
-    pid: fromPage("pid").mapWith(Number).as("page_pid"),
-    pos: fromPage("pos").mapWith(Number).as("page_pos"),
-    note: fromPage("note").as("page_note"),
-  };
-}
-
 /**
  * The read of the posts whose ids `pageIds` selects: a query with the column `id`, or with
- * `paged` the columns of `pageRow`.
+ * `paged` the columns of `pageRow`. Its result (raw rows) goes to `toPostSet`.
  */
-export function postsQuery(db: Db, viewerId: number | null, pageIds: SQL, opts: { paged?: boolean } = {}) {
-  const page = db.$with("page", { id: sql<number>`id` }).as(pageIds);
-  const inPage = sql`${posts.id} in (select id from page)`;
-  return db
-    .with(page)
-    .select(selection(viewerId, inPage, opts.paged ?? false))
-    .from(posts)
-    .leftJoin(users, eq(users.id, posts.userId))
-    .leftJoin(apps, eq(apps.id, posts.appId))
-    // One IN over a union, not an OR of two INs: Postgres cannot use the primary key for the OR
-    // and scans every post; SQLite plans both forms as primary-key probes.
-    .where(sql`${posts.id} in (select id from page union select ro.repost_of from posts ro where ro.id in (select id from page))`);
+export function postsQuery(viewerId: number | null, pageIds: SQL, opts: { paged?: boolean } = {}): BoundQuery {
+  return boundPostsQuery(viewerId, pageIds, opts.paged ?? false);
 }
 
-export type PostRows = Awaited<ReturnType<typeof postsQuery>>;
+export type PostRows = RawResult;
 
 const byNewest = (a: PostView, b: PostView) => b.post.id - a.post.id;
 
@@ -114,19 +89,14 @@ const byNewest = (a: PostView, b: PostView) => b.post.id - a.post.id;
 export function toPostSet(rows: PostRows, order?: (a: PostView, b: PostView) => number): PostSet {
   const byId = new Map<number, PostView>();
   const page: PostView[] = [];
-  for (const r of rows) {
-    const view: PostView = {
-      post: r.post as unknown as PostRecord,
-      user: r.user.id == null ? null : (r.user as unknown as UserView),
-      app: r.app.clientId == null ? null : (r.app as unknown as AppRef),
-      youBookmarked: r.youBookmarked,
-      youReposted: r.youReposted,
-    };
-    if (r.pid != null && !Number.isNaN(r.pid)) [view.pid, view.pos, view.note] = [r.pid, r.pos, (r.note as string | null) ?? null];
+  let paged = false;
+  for (const r of rows.results) {
+    const { view, inPage } = decodePostRow(r);
+    paged ||= view.pos != null;
     byId.set(view.post.id, view);
-    if (r.inPage) page.push(view);
+    if (inPage) page.push(view);
   }
-  page.sort(order ?? (page.some((v) => v.pos != null) ? (a, b) => (a.pos ?? 0) - (b.pos ?? 0) : byNewest));
+  page.sort(order ?? (paged ? (a, b) => (a.pos ?? 0) - (b.pos ?? 0) : byNewest));
   return { page, byId };
 }
 
@@ -168,7 +138,7 @@ function readActors(r: RawResult): PostActors {
  */
 export function postReads(db: Db, viewerId: number | null, pageIds: SQL, opts: PostReadOptions & { paged?: boolean } = {}) {
   const withActors = !!(opts.bookmarkedBy || opts.repostedBy);
-  const items = [postsQuery(db, viewerId, pageIds, opts), ...(withActors ? [actorsSql(viewerId, pageIds, opts)] : [])] as const;
+  const items = [postsQuery(viewerId, pageIds, opts), ...(withActors ? [actorsSql(viewerId, pageIds, opts)] : [])] as const;
   return {
     items,
     decode(results: readonly unknown[], order?: (a: PostView, b: PostView) => number): PostSet {
@@ -210,7 +180,7 @@ export async function readPostsByIds(db: Db, ids: number[], viewerId: number | n
 /** A post and its earlier versions (oldest first), one round trip. */
 export async function readRevisions(db: Db, id: number, viewerId: number | null) {
   const [rows, revisions] = await mixedBatch(db, [
-    postsQuery(db, viewerId, single(id)),
+    postsQuery(viewerId, single(id)),
     db.select().from(postRevisions).where(eq(postRevisions.postId, id)).orderBy(postRevisions.revision),
   ] as const);
   const set = toPostSet(rows);

@@ -1,4 +1,4 @@
-import { eq, getTableColumns, inArray, sql } from "drizzle-orm";
+import { eq, getTableColumns, inArray, sql, type SQL } from "drizzle-orm";
 import { schema, type Db } from "../db";
 import { first } from "../db/batch";
 import { epochNow } from "../db/dialect";
@@ -39,18 +39,32 @@ export function userExtraColumns() {
   };
 }
 
-/** Columns for a user plus badge, presence and the viewer's relationship flags, for embedding in any select. */
-export function userViewColumns(viewerId: number | null) {
-  const v = viewerId ?? 0;
+/** The viewer's relationship flags to the user selected as `users` (`v`: the viewer's id, or a placeholder for it). */
+function relationFlags(v: number | SQL) {
   return {
-    ...getTableColumns(users),
-    ...userExtraColumns(),
     followsYou: sql<number>`exists(select 1 from follows f where f.follower_id = ${USER_ID} and f.followed_id = ${v})`.mapWith(Boolean),
     youFollow: sql<number>`exists(select 1 from follows f where f.follower_id = ${v} and f.followed_id = ${USER_ID})`.mapWith(Boolean),
     youMuted: sql<number>`exists(select 1 from user_mutes m where m.user_id = ${v} and m.muted_id = ${USER_ID})`.mapWith(Boolean),
     youBlocked: sql<number>`exists(select 1 from user_blocks b where b.user_id = ${v} and b.blocked_id = ${USER_ID})`.mapWith(Boolean),
     blocksYou: sql<number>`exists(select 1 from user_blocks b where b.user_id = ${USER_ID} and b.blocked_id = ${v})`.mapWith(Boolean),
   };
+}
+
+/** Columns for a user plus badge, presence and the viewer's relationship flags, for embedding in any select. */
+export function userViewColumns(viewerId: number | null) {
+  return { ...getTableColumns(users), ...userExtraColumns(), ...relationFlags(viewerId ?? 0) };
+}
+
+/**
+ * The columns of an embedded author, for statements compiled once (`viewer`: a placeholder, or
+ * null for an anonymous viewer, whose flags are all constant 0). Secrets (password hash, email)
+ * are not selected: no view of an embedded user shows them.
+ */
+export function embeddedUserColumns(viewer: SQL | null) {
+  const { passwordHash: _hash, email: _email, ...columns } = getTableColumns(users);
+  const zero = sql<number>`0`.mapWith(Boolean);
+  const flags = viewer ? relationFlags(viewer) : { followsYou: zero, youFollow: zero, youMuted: zero, youBlocked: zero, blocksYou: zero };
+  return { ...columns, ...userExtraColumns(), ...flags };
 }
 
 export function usersByIdsQuery(db: Db, ids: number[], viewerId: number | null) {

@@ -1,0 +1,123 @@
+import { Column, fillPlaceholders, getTableColumns, is, SQL, sql } from "drizzle-orm";
+import { isPostgres, schema, type Row } from "../db";
+import { BoundQuery, compile } from "../db/batch";
+import type { AppRef, PostRecord, PostView } from "./posts";
+import { embeddedUserColumns, type UserView } from "./users";
+
+// The statement that reads posts with everything a Post object embeds, compiled once per shape
+// (anonymous or not, paged or not) and bound per request: building it through drizzle on every
+// request, and mapping its rows through drizzle's generic mapper, cost more than the database
+// read itself (shared/research/read-path.md §3). The page of ids is a CTE compiled per request.
+
+const { posts, users, apps } = schema;
+
+type Decode = (value: unknown) => unknown;
+type Field = readonly [key: string, alias: string, decode: Decode];
+type Expr = Column | SQL | SQL.Aliased;
+
+const asIs: Decode = (v) => v;
+
+/** How a selected value comes back from the driver: a column's own mapping, or a `mapWith`. */
+function decoderOf(f: Expr): Decode {
+  if (is(f, Column)) return f.mapFromDriverValue === Column.prototype.mapFromDriverValue ? asIs : (v) => f.mapFromDriverValue(v);
+  const decoder = (is(f, SQL) ? f : f.sql) as unknown as { decoder?: { mapFromDriverValue(v: unknown): unknown } };
+  const d = decoder.decoder;
+  return d ? (v) => d.mapFromDriverValue(v) : asIs;
+}
+
+function group(fields: Record<string, Expr>, prefix: string): { select: SQL[]; fields: Field[] } {
+  const select: SQL[] = [];
+  const out: Field[] = [];
+  for (const [key, expr] of Object.entries(fields)) {
+    const alias = prefix + key;
+    select.push(sql`${is(expr, SQL.Aliased) ? expr.sql : expr} AS ${sql.identifier(alias)}`);
+    out.push([key, alias, decoderOf(expr)]);
+  }
+  return { select, fields: out };
+}
+
+interface Shape {
+  /** The statement after `WITH page AS (…)`, with `$n` numbered from 1 on Postgres. */
+  text: string;
+  params: unknown[];
+  postFields: Field[];
+  userFields: Field[];
+  appFields: Field[];
+  /** Postgres: the text with its parameters renumbered after a page of n parameters. */
+  shifted: Map<number, string>;
+}
+
+const bool = (v: unknown) => v === 1 || v === true || v === "1";
+
+function buildShape(anonymous: boolean, paged: boolean): Shape {
+  const viewer = anonymous ? null : sql`${sql.placeholder("viewer")}`;
+  const flag = (q: SQL) => (viewer ? q : sql`0`);
+  const fromPage = (col: string) => (paged ? sql`(SELECT pg.${sql.raw(col)} FROM page pg WHERE pg.id = ${posts.id})` : sql`NULL`);
+  const post = group(getTableColumns(posts), "p_");
+  const user = group(embeddedUserColumns(viewer), "u_");
+  const app = group({ clientId: apps.clientId, name: apps.name, url: apps.url, deletedAt: apps.deletedAt }, "a_");
+  const extra = [
+    sql`${flag(sql`exists(select 1 from bookmarks yb where yb.user_id = ${viewer} and yb.post_id = ${posts.id})`)} AS you_bookmarked`,
+    sql`${flag(sql`exists(select 1 from posts yr where yr.repost_of = ${posts.id} and yr.user_id = ${viewer})`)} AS you_reposted`,
+    sql`${posts.id} in (select id from page) AS in_page`,
+    sql`${fromPage("pid")} AS page_pid`,
+    sql`${fromPage("pos")} AS page_pos`,
+    sql`${fromPage("note")} AS page_note`,
+  ];
+  const statement = sql`SELECT ${sql.join([...post.select, ...user.select, ...app.select, ...extra], sql`, `)}
+    FROM ${posts} LEFT JOIN ${users} ON ${users.id} = ${posts.userId} LEFT JOIN ${apps} ON ${apps.id} = ${posts.appId}
+    WHERE ${posts.id} IN (SELECT id FROM page UNION SELECT ro.repost_of FROM posts ro WHERE ro.id IN (SELECT id FROM page))`;
+  // One IN over a union, not an OR of two INs: Postgres cannot use the primary key for the OR
+  // and scans every post; SQLite plans both forms as primary-key probes.
+  const { sql: text, params } = compile(statement);
+  return { text, params, postFields: post.fields, userFields: user.fields, appFields: app.fields, shifted: new Map() };
+}
+
+const shapes = new Map<string, Shape>();
+function shapeFor(anonymous: boolean, paged: boolean): Shape {
+  const key = `${anonymous}:${paged}`;
+  let shape = shapes.get(key);
+  if (!shape) shapes.set(key, (shape = buildShape(anonymous, paged)));
+  return shape;
+}
+
+/**
+ * The read of the posts whose ids `pageIds` selects (a query with the column `id`, or with
+ * `paged` the columns of `pageRow`), plus the originals their reposts embed, each with author,
+ * client and the viewer's flags; decode its rows with `decodePostRow`.
+ */
+export function boundPostsQuery(viewerId: number | null, pageIds: SQL, paged: boolean): BoundQuery {
+  const shape = shapeFor(viewerId == null, paged);
+  const page = compile(pageIds);
+  let text = shape.text;
+  if (isPostgres && page.params.length) {
+    const n = page.params.length;
+    text = shape.shifted.get(n) ?? shape.text.replace(/\$(\d+)/g, (_, i) => `$${Number(i) + n}`);
+    shape.shifted.set(n, text);
+  }
+  const params = viewerId == null ? shape.params : fillPlaceholders(shape.params, { viewer: viewerId });
+  return new BoundQuery({ sql: `with page as (${page.sql}) ${text}`, params: [...page.params, ...params] });
+}
+
+function pick(row: Row, fields: Field[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, alias, decode] of fields) {
+    const v = row[alias];
+    out[key] = v == null ? null : decode(v);
+  }
+  return out;
+}
+
+/** A row of `boundPostsQuery` as a PostView, and whether the page asked for it (else it is an embedded original). */
+export function decodePostRow(row: Row): { view: PostView; inPage: boolean } {
+  const shape = shapeFor(false, false); // the fields are the same for every shape
+  const view: PostView = {
+    post: pick(row, shape.postFields) as unknown as PostRecord,
+    user: row.u_id == null ? null : (pick(row, shape.userFields) as unknown as UserView),
+    app: row.a_clientId == null ? null : (pick(row, shape.appFields) as unknown as AppRef),
+    youBookmarked: bool(row.you_bookmarked),
+    youReposted: bool(row.you_reposted),
+  };
+  if (row.page_pid != null) [view.pid, view.pos, view.note] = [Number(row.page_pid), Number(row.page_pos), (row.page_note as string | null) ?? null];
+  return { view, inPage: bool(row.in_page) };
+}
