@@ -1,6 +1,7 @@
-import { Column, fillPlaceholders, getTableColumns, is, SQL, sql } from "drizzle-orm";
+import { fillPlaceholders, getTableColumns, sql, type SQL } from "drizzle-orm";
 import { isPostgres, schema, type Row } from "../db";
 import { BoundQuery, compile } from "../db/batch";
+import { selectGroup, pick, type Field } from "../db/compiled";
 import type { AppRef, PostRecord, PostView } from "./posts";
 import { embeddedUserColumns, type UserView } from "./users";
 
@@ -10,31 +11,6 @@ import { embeddedUserColumns, type UserView } from "./users";
 // read itself (shared/research/read-path.md §3). The page of ids is a CTE compiled per request.
 
 const { posts, users, apps } = schema;
-
-type Decode = (value: unknown) => unknown;
-type Field = readonly [key: string, alias: string, decode: Decode];
-type Expr = Column | SQL | SQL.Aliased;
-
-const asIs: Decode = (v) => v;
-
-/** How a selected value comes back from the driver: a column's own mapping, or a `mapWith`. */
-function decoderOf(f: Expr): Decode {
-  if (is(f, Column)) return f.mapFromDriverValue === Column.prototype.mapFromDriverValue ? asIs : (v) => f.mapFromDriverValue(v);
-  const decoder = (is(f, SQL) ? f : f.sql) as unknown as { decoder?: { mapFromDriverValue(v: unknown): unknown } };
-  const d = decoder.decoder;
-  return d ? (v) => d.mapFromDriverValue(v) : asIs;
-}
-
-function group(fields: Record<string, Expr>, prefix: string): { select: SQL[]; fields: Field[] } {
-  const select: SQL[] = [];
-  const out: Field[] = [];
-  for (const [key, expr] of Object.entries(fields)) {
-    const alias = prefix + key;
-    select.push(sql`${is(expr, SQL.Aliased) ? expr.sql : expr} AS ${sql.identifier(alias)}`);
-    out.push([key, alias, decoderOf(expr)]);
-  }
-  return { select, fields: out };
-}
 
 interface Shape {
   /** The statement after `WITH page AS (…)`, with `$n` numbered from 1 on Postgres. */
@@ -53,9 +29,9 @@ function buildShape(anonymous: boolean, paged: boolean): Shape {
   const viewer = anonymous ? null : sql`${sql.placeholder("viewer")}`;
   const flag = (q: SQL) => (viewer ? q : sql`0`);
   const fromPage = (col: string) => (paged ? sql`(SELECT pg.${sql.raw(col)} FROM page pg WHERE pg.id = ${posts.id})` : sql`NULL`);
-  const post = group(getTableColumns(posts), "p_");
-  const user = group(embeddedUserColumns(viewer), "u_");
-  const app = group({ clientId: apps.clientId, name: apps.name, url: apps.url, deletedAt: apps.deletedAt }, "a_");
+  const post = selectGroup(getTableColumns(posts), "p_");
+  const user = selectGroup(embeddedUserColumns(viewer), "u_");
+  const app = selectGroup({ clientId: apps.clientId, name: apps.name, url: apps.url, deletedAt: apps.deletedAt }, "a_");
   const extra = [
     sql`${flag(sql`exists(select 1 from bookmarks yb where yb.user_id = ${viewer} and yb.post_id = ${posts.id})`)} AS you_bookmarked`,
     sql`${flag(sql`exists(select 1 from posts yr where yr.repost_of = ${posts.id} and yr.user_id = ${viewer})`)} AS you_reposted`,
@@ -97,15 +73,6 @@ export function boundPostsQuery(viewerId: number | null, pageIds: SQL, paged: bo
   }
   const params = viewerId == null ? shape.params : fillPlaceholders(shape.params, { viewer: viewerId });
   return new BoundQuery({ sql: `with page as (${page.sql}) ${text}`, params: [...page.params, ...params] });
-}
-
-function pick(row: Row, fields: Field[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [key, alias, decode] of fields) {
-    const v = row[alias];
-    out[key] = v == null ? null : decode(v);
-  }
-  return out;
 }
 
 /** A row of `boundPostsQuery` as a PostView, and whether the page asked for it (else it is an embedded original). */

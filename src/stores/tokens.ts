@@ -1,24 +1,41 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, fillPlaceholders, getTableColumns, sql } from "drizzle-orm";
 import { schema, type Db } from "../db";
-import { first } from "../db/batch";
+import { BoundQuery, compile, runBatch } from "../db/batch";
+import { pick, selectGroup, type Field } from "../db/compiled";
+import type { Query } from "../db/types";
+import type { AppRecord } from "./apps";
 import { userExtraColumns, type UserExtras, type UserRecord } from "./users";
 
 const { tokens, apps, users, authorizations, userActivity } = schema;
 
 export type TokenRecord = typeof tokens.$inferSelect;
 
+type TokenRow = { token: TokenRecord; app: AppRecord; user: (UserRecord & UserExtras) | null };
+
+// Every authenticated request runs this read first: compiled once, decoded by field lists.
+let tokenRead: { query: Query; token: Field[]; app: Field[]; user: Field[] } | undefined;
+function compiledTokenRead() {
+  if (tokenRead) return tokenRead;
+  const token = selectGroup(getTableColumns(tokens), "t_");
+  const app = selectGroup(getTableColumns(apps), "a_");
+  const user = selectGroup({ ...getTableColumns(users), ...userExtraColumns() }, "u_");
+  const query = compile(sql`SELECT ${sql.join([...token.select, ...app.select, ...user.select], sql`, `)}
+    FROM ${tokens} JOIN ${apps} ON ${apps.id} = ${tokens.appId} LEFT JOIN ${users} ON ${users.id} = ${tokens.userId}
+    WHERE ${tokens.tokenHash} = ${sql.placeholder("hash")}`);
+  return (tokenRead = { query, token: token.fields, app: app.fields, user: user.fields });
+}
+
 /** The token with its app and (for user tokens) user with its badge and presence, in one query. */
-export async function findToken(db: Db, tokenHash: string) {
-  const row = await db
-    .select({ token: tokens, app: apps, user: users, extras: userExtraColumns() })
-    .from(tokens)
-    .innerJoin(apps, eq(apps.id, tokens.appId))
-    .leftJoin(users, eq(users.id, tokens.userId))
-    .where(eq(tokens.tokenHash, tokenHash))
-    .then(first);
+export async function findToken(db: Db, tokenHash: string): Promise<TokenRow | undefined> {
+  const read = compiledTokenRead();
+  const [result] = await runBatch(db, [new BoundQuery({ sql: read.query.sql, params: fillPlaceholders(read.query.params, { hash: tokenHash }) })]);
+  const row = result.results[0];
   if (!row) return undefined;
-  const user: (UserRecord & UserExtras) | null = row.user && { ...row.user, ...row.extras };
-  return { token: row.token, app: row.app, user };
+  return {
+    token: pick(row, read.token) as unknown as TokenRecord,
+    app: pick(row, read.app) as unknown as AppRecord,
+    user: row.u_id == null ? null : (pick(row, read.user) as unknown as UserRecord & UserExtras),
+  };
 }
 
 /** Issues a token; a user token also records the user's authorization of the app. */
