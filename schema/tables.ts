@@ -293,6 +293,8 @@ export const messages = sqliteTable(
     isNsfw: bool("is_nsfw"),
     isSticky: bool("is_sticky"),
     isDeleted: bool("is_deleted"),
+    /** Who deleted the message when it was not its author (a channel moderator); null otherwise. */
+    deletedBy: integer("deleted_by"),
     /** Poll attached through raw `io.example.core.poll`, for search's poll_id filter. */
     pollId: integer("poll_id"),
     raw: text("raw", { mode: "json" }),
@@ -304,6 +306,7 @@ export const messages = sqliteTable(
     index("messages_thread").on(t.threadId, t.id),
     index("messages_user").on(t.userId, t.id),
     index("messages_reply_to").on(t.replyTo),
+    index("messages_sticky").on(t.channelId, t.isSticky, t.id),
   ],
 );
 
@@ -395,6 +398,18 @@ export const polls = sqliteTable(
     closedAt: integer("closed_at").notNull(),
   },
   (t) => [index("polls_user").on(t.userId, t.id)],
+);
+
+/** Search facets of polls from their raw (GET /polls/search `raw_types`, `file_id`), written with the poll. */
+export const pollFacets = sqliteTable(
+  "poll_facets",
+  {
+    pollId: integer("poll_id").notNull(),
+    /** raw_type | file */
+    facet: text("facet").notNull(),
+    value: text("value").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.facet, t.value, t.pollId] }), index("poll_facets_poll").on(t.pollId)],
 );
 
 export const pollOptions = sqliteTable(
@@ -494,6 +509,23 @@ export const presence = sqliteTable(
   (t) => [index("presence_expires").on(t.expiresAt)],
 );
 
+/**
+ * Per-channel presence (PUT /users/me/presence/channels/{id}): like `presence`, one row per user
+ * and channel; a status is live while `expires_at` is in the future, `offline` keeps the row with
+ * `expires_at = 0` so `last_seen_at` stays known.
+ */
+export const channelPresence = sqliteTable(
+  "channel_presence",
+  {
+    channelId: integer("channel_id").notNull(),
+    userId: integer("user_id").notNull(),
+    presence: text("presence").notNull(),
+    lastSeenAt: integer("last_seen_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.channelId, t.userId] }), index("channel_presence_channel_expires").on(t.channelId, t.expiresAt)],
+);
+
 export const appStreams = sqliteTable(
   "app_streams",
   {
@@ -521,9 +553,13 @@ export const streamSubscriptions = sqliteTable(
     userId: integer("user_id").notNull(),
     /** App of the token that opened the connection (token events go to that app only). */
     appId: integer("app_id").notNull(),
-    /** posts_me | posts_unified | mentions | channel_messages | token | files | presence */
+    /** One of STREAM_ENDPOINTS (src/stores/stream-subscriptions.ts) */
     endpoint: text("endpoint").notNull(),
     channelId: integer("channel_id"),
+    /** The post of a `/posts/{id}/thread` subscription. */
+    targetId: integer("target_id"),
+    /** Routing options of the subscription (bits, src/stores/stream-subscriptions.ts: SUBSCRIPTION_FLAGS). */
+    flags: integer("flags").notNull().default(0),
     createdAt: createdAt(),
   },
   (t) => [

@@ -23,8 +23,10 @@ import { healthRoutes } from "./routes/health";
 import { oauthRoutes } from "./routes/oauth";
 import { opsRoutes } from "./routes/ops";
 import { pollRoutes } from "./routes/polls";
+import { pollListRoutes } from "./routes/poll-lists";
 import { postRoutes } from "./routes/posts";
 import { presenceRoutes } from "./routes/presence";
+import { channelPresenceRoutes } from "./routes/channel-presence";
 import { staticRoutes } from "./routes/static";
 import { streamSocketRoutes } from "./routes/stream-sockets";
 import { streamRoutes } from "./routes/streams";
@@ -34,7 +36,12 @@ import { textRoutes } from "./routes/text";
 import { tokenRoutes } from "./routes/token";
 import { userRoutes } from "./routes/users";
 import { channelRoutes } from "./routes/channels";
+import { channelListRoutes } from "./routes/channel-lists";
+import { channelSubscriptionRoutes } from "./routes/channel-subscriptions";
 import { messageRoutes } from "./routes/messages";
+import { messageListRoutes } from "./routes/message-lists";
+import { messageSearchRoutes } from "./routes/message-search";
+import { messageStickyRoutes } from "./routes/message-sticky";
 import { markerRoutes } from "./routes/markers";
 import { interactionRoutes } from "./routes/interactions";
 import { adminUserRoutes } from "./routes/admin-users";
@@ -49,9 +56,9 @@ import { userListRoutes } from "./routes/users-lists";
 
 /**
  * Every resource router, mounted under /v1. Order matters where a literal path segment could be read
- * as a parameter: `/users/search` before `/users/{user_id}`, `/posts/search` before `/posts/{post_id}`.
+ * as a parameter: `/users/search` before `/users/{user_id}`, `/posts/search` before `/posts/{post_id}`, `/channels/search` before `/channels/{channel_id}`.
  */
-const ROUTERS = [tokenRoutes, sysRoutes, userListRoutes, userRoutes, profileRoutes, badgeRoutes, imageRoutes, appUserRoutes, clientRoutes, oauthRoutes, adminRoutes, adminUserRoutes, staticRoutes, textRoutes, benchRoutes, presenceRoutes, pollRoutes, streamRoutes, streamSocketRoutes, userStreamRoutes, postSearchRoutes, postStreamRoutes, postActionRoutes, postRoutes, graphRoutes, fileRoutes, fileContentRoutes, opsRoutes, messageRoutes, channelRoutes, markerRoutes, interactionRoutes];
+const ROUTERS = [tokenRoutes, sysRoutes, userListRoutes, userRoutes, profileRoutes, badgeRoutes, imageRoutes, appUserRoutes, clientRoutes, oauthRoutes, adminRoutes, adminUserRoutes, staticRoutes, textRoutes, benchRoutes, presenceRoutes, channelPresenceRoutes, pollListRoutes, pollRoutes, streamRoutes, streamSocketRoutes, userStreamRoutes, postSearchRoutes, postStreamRoutes, postActionRoutes, postRoutes, graphRoutes, fileRoutes, fileContentRoutes, opsRoutes, messageSearchRoutes, messageListRoutes, messageStickyRoutes, messageRoutes, channelListRoutes, channelSubscriptionRoutes, channelRoutes, markerRoutes, interactionRoutes];
 
 /** Renders any thrown error as the error envelope; unknown errors are a logged 500 with an error_id. */
 function errorResponse(err: unknown, c: Context<AppEnv>): Response {

@@ -346,6 +346,8 @@ export const messages = pgTable(
     isNsfw: bool("is_nsfw"),
     isSticky: bool("is_sticky"),
     isDeleted: bool("is_deleted"),
+    /** Who deleted the message when it was not its author (a channel moderator); null otherwise. */
+    deletedBy: int8("deleted_by"),
     /** Poll attached through raw `io.example.core.poll`, for search's poll_id filter. */
     pollId: int8("poll_id"),
     raw: jsonText("raw"),
@@ -357,6 +359,7 @@ export const messages = pgTable(
     index("messages_thread").on(t.threadId, t.id),
     index("messages_user").on(t.userId, t.id),
     index("messages_reply_to").on(t.replyTo),
+    index("messages_sticky").on(t.channelId, t.isSticky, t.id),
   ],
 );
 
@@ -448,6 +451,18 @@ export const polls = pgTable(
     closedAt: int8("closed_at").notNull(),
   },
   (t) => [index("polls_user").on(t.userId, t.id)],
+);
+
+/** Search facets of polls from their raw (GET /polls/search `raw_types`, `file_id`), written with the poll. */
+export const pollFacets = pgTable(
+  "poll_facets",
+  {
+    pollId: int8("poll_id").notNull(),
+    /** raw_type | file */
+    facet: text("facet").notNull(),
+    value: text("value").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.facet, t.value, t.pollId] }), index("poll_facets_poll").on(t.pollId)],
 );
 
 export const pollOptions = pgTable(
@@ -547,6 +562,23 @@ export const presence = pgTable(
   (t) => [index("presence_expires").on(t.expiresAt)],
 );
 
+/**
+ * Per-channel presence (PUT /users/me/presence/channels/{id}): like `presence`, one row per user
+ * and channel; a status is live while `expires_at` is in the future, `offline` keeps the row with
+ * `expires_at = 0` so `last_seen_at` stays known.
+ */
+export const channelPresence = pgTable(
+  "channel_presence",
+  {
+    channelId: int8("channel_id").notNull(),
+    userId: int8("user_id").notNull(),
+    presence: text("presence").notNull(),
+    lastSeenAt: int8("last_seen_at").notNull(),
+    expiresAt: int8("expires_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.channelId, t.userId] }), index("channel_presence_channel_expires").on(t.channelId, t.expiresAt)],
+);
+
 export const appStreams = pgTable(
   "app_streams",
   {
@@ -574,9 +606,13 @@ export const streamSubscriptions = pgTable(
     userId: int8("user_id").notNull(),
     /** App of the token that opened the connection (token events go to that app only). */
     appId: int8("app_id").notNull(),
-    /** posts_me | posts_unified | mentions | channel_messages | token | files | presence */
+    /** One of STREAM_ENDPOINTS (src/stores/stream-subscriptions.ts) */
     endpoint: text("endpoint").notNull(),
     channelId: int8("channel_id"),
+    /** The post of a `/posts/{id}/thread` subscription. */
+    targetId: int8("target_id"),
+    /** Routing options of the subscription (bits, src/stores/stream-subscriptions.ts: SUBSCRIPTION_FLAGS). */
+    flags: integer("flags").notNull().default(0),
     createdAt: createdAt(),
   },
   (t) => [

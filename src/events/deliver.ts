@@ -2,6 +2,7 @@ import type { SQL } from "drizzle-orm";
 import { openDb, type RawResult } from "../db";
 import { runBatch } from "../db/batch";
 import { allAppHubs, typeMask, userHubFor } from "./hubs";
+import { planMeta, type EventMeta } from "./event-meta";
 import type { StampedEvent } from "./publish";
 import type { StoredEvent } from "./replay";
 import { LIST_TYPES, planRoute, type AppAudience, type OwnConnections } from "./routing";
@@ -13,11 +14,17 @@ export interface AppHubEvent {
   event: StoredEvent;
   /** Apps whose streams may receive it; null: every app. */
   appIds: number[] | null;
+  /** Extra meta fields of app stream frames (JSON without braces; src/events/event-meta.ts). */
+  meta?: string;
 }
 
 /** One event as a user's stream hub receives it: data serialized once, and the connections it goes to. */
 export interface UserHubEvent {
   event: StoredEvent;
+  /** Extra meta fields of user stream frames (JSON without braces). */
+  meta?: string;
+  /** What subscription filters read that the data does not say (the channel type of a message). */
+  channelType?: string;
   /** Subscriptions of this user that asked for it, per connection; or the user's own connections. */
   targets: { connectionId: string; subscriptionIds: string[] }[] | OwnConnections;
 }
@@ -43,24 +50,31 @@ interface RecipientRow {
  */
 export async function deliverEvents(env: Env, events: StampedEvent[]): Promise<void> {
   const db = openDb(env);
-  const plans = events.map((e) => ({ event: e, ...planRoute(e), stored: storedOf(e) }));
+  const plans = events.map((e) => ({ event: e, ...planRoute(e), stored: storedOf(e), metaPlan: planMeta(e) }));
 
   const statements: SQL[] = [];
   const slot = (s: SQL | null) => (s ? statements.push(s) - 1 : -1);
-  const slots = plans.map((p) => ({ apps: p.appAudience.kind === "query" ? slot(p.appAudience.statement) : -1, users: slot(p.recipients) }));
+  const slots = plans.map((p) => ({
+    apps: p.appAudience.kind === "query" ? slot(p.appAudience.statement) : -1,
+    users: slot(p.recipients),
+    meta: p.metaPlan.statements.map(slot),
+  }));
+  const metaOf = (results: RawResult[]): EventMeta[] => plans.map((p, i) => p.metaPlan.build(slots[i].meta.map((j) => results[j])));
 
-  const appEvents = (results: RawResult[]) =>
+  const appEvents = (results: RawResult[], metas: EventMeta[]) =>
     plans.map((p, i) => ({
       mask: typeMask([p.event.type]),
       event: p.stored,
       appIds: resolveApps(p.appAudience, results[slots[i].apps]),
+      meta: [metas[i].common, metas[i].relay].filter((m) => m).join(","),
     }));
-  // Public events need no lookup: they go to the app hubs while the batch runs.
-  const lookupForApps = slots.some((s) => s.apps >= 0);
-  const early = lookupForApps ? null : sendToAppHubs(env, appEvents([]));
+  // Events that need no lookup go to the app hubs while the batch runs.
+  const lookupForApps = slots.some((s) => s.apps >= 0 || s.meta.length > 0);
+  const early = lookupForApps ? null : sendToAppHubs(env, appEvents([], metaOf([])));
   early?.catch(() => {}); // marked handled: a failure is reported below with the others, even if the batch throws first
   const results = statements.length ? await runBatch(db, statements) : [];
-  const apps = early ?? sendToAppHubs(env, appEvents(results));
+  const metas = metaOf(results);
+  const apps = early ?? sendToAppHubs(env, appEvents(results, metas));
 
   const perUser = new Map<number, { events: UserHubEvent[]; revokedTokens: number[] }>();
   const forUser = (userId: number) => perUser.get(userId) ?? perUser.set(userId, { events: [], revokedTokens: [] }).get(userId)!;
@@ -72,9 +86,10 @@ export async function deliverEvents(env: Env, events: StampedEvent[]): Promise<v
       conns.set(r.connection_id, [...(conns.get(r.connection_id) ?? []), r.id]);
     }
     for (const [userId, conns] of byUser) {
-      forUser(userId).events.push({ event: p.stored, targets: [...conns].map(([connectionId, subscriptionIds]) => ({ connectionId, subscriptionIds })) });
+      const targets = [...conns].map(([connectionId, subscriptionIds]) => ({ connectionId, subscriptionIds }));
+      forUser(userId).events.push({ event: p.stored, meta: metas[i].common, channelType: metas[i].channelType, targets });
     }
-    if (p.ownConnections) forUser(p.ownConnections.userId).events.push({ event: p.stored, targets: p.ownConnections });
+    if (p.ownConnections) forUser(p.ownConnections.userId).events.push({ event: p.stored, meta: metas[i].common, targets: p.ownConnections });
     const { route } = p.event;
     if (p.event.type === "token" && p.event.isDeleted && route?.tokenId !== undefined && route.actorId !== undefined) {
       forUser(route.actorId).revokedTokens.push(route.tokenId);

@@ -69,14 +69,19 @@ export interface StoredEvent {
 }
 
 /**
- * One event frame: `{"meta":{type, id, timestamp, is_deleted?, subscription_ids?}, "data"}` with
- * the stream's cursor as `id` (user streams add the connection's `subscription_ids`, already JSON).
+ * One event frame: `{"meta":{type, id, timestamp, is_deleted?, ...extra}, "data"}` with the
+ * stream's cursor as `id`. `extra` holds further meta fields as JSON without braces (user
+ * streams: `"subscription_ids":[…]`; the event's own meta, src/events/event-meta.ts); a JSON
+ * array there is the subscription ids alone (entries buffered before extra meta existed).
  */
-export function frameText(e: StoredEvent, cursor: number, subscriptionIds?: string): string {
+export function frameText(e: StoredEvent, cursor: number, extra?: string): string {
   const deleted = e.isDeleted ? `,"is_deleted":true` : "";
-  const subs = subscriptionIds === undefined ? "" : `,"subscription_ids":${subscriptionIds}`;
-  return `{"meta":{"type":${JSON.stringify(e.type)},"id":"${cursor}","timestamp":${e.timestamp}${deleted}${subs}},"data":${e.data}}`;
+  const more = !extra ? "" : extra.startsWith("[") ? `,"subscription_ids":${extra}` : `,${extra}`;
+  return `{"meta":{"type":${JSON.stringify(e.type)},"id":"${cursor}","timestamp":${e.timestamp}${deleted}${more}},"data":${e.data}}`;
 }
+
+/** Joins meta field lists (JSON without braces), skipping empty ones. */
+export const joinMeta = (...parts: (string | undefined)[]) => parts.filter((p) => p).join(",");
 
 /** How many replayed frames a hub sends before letting other work (live fan-out) run. */
 export const REPLAY_CHUNK = 200;

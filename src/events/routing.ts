@@ -3,11 +3,13 @@ import { markerChannelId } from "../stores/markers";
 import {
   appsAuthorizedBy,
   channelAudience,
+  channelEventRecipients,
   channelPresenceAudience,
-  channelRecipients,
-  endpointRecipients,
+  channelSubscriberRecipients,
+  followRecipients,
   ownerRecipients,
   postRecipients,
+  presenceRecipients,
   type StreamEndpoint,
 } from "../stores/stream-subscriptions";
 import type { StampedEvent } from "./publish";
@@ -57,11 +59,14 @@ const num = (v: unknown): number | undefined => (v === undefined || v === null |
 /** The id of the user an object belongs to, embedded (`user.id`) or not (`user_id`). */
 const ownerOf = (o: Obj): number | undefined => num((o?.user as Obj)?.id ?? o?.user_id);
 
-/** Mentioned user ids in a rendered post (entities.mentions[].id: only existing users carry one). */
-function mentionIds(post: Obj): number[] | undefined {
+/** Mentioned user ids in a rendered post (entities.mentions[].id: only existing users carry one); `leading`: leading mentions only. */
+function mentionIds(post: Obj, leading = false): number[] | undefined {
   const mentions = ((post?.content as Obj)?.entities as Obj)?.mentions;
   if (!Array.isArray(mentions)) return undefined;
-  return mentions.map((m: Obj) => num(m?.id)).filter((id): id is number => id !== undefined);
+  return mentions
+    .filter((m: Obj) => !leading || m?.is_leading === true)
+    .map((m: Obj) => num(m?.id))
+    .filter((id): id is number => id !== undefined);
 }
 
 /**
@@ -71,11 +76,15 @@ function mentionIds(post: Obj): number[] | undefined {
  * subscriptions, app-stream recipients are found by the hubs from the object type.
  *
  * User-stream subscriptions by endpoint: posts → `/posts/streams/me` and `/unified` of the
- * author and followers, `/users/me/mentions` and `/unified` of those mentioned (muted and
- * blocked users left out); message, channel, user_channel_presence → `/channels/{id}/messages`
- * of that channel; token → `/token` of the token's user through the same app; user → `/token`
- * of that user (their own profile); file → `/users/me/files` of the owner; user_presence →
- * every `/presence` subscription; marker → every other connection of the marker's user.
+ * author and followers, `/users/me/mentions` and `/unified` of those mentioned, the author's
+ * `/users/me/posts`, `/posts/{id}/thread` of the thread (muted and blocked users left out);
+ * follow → `/users/me/following` of the follower and `/users/me/followers` of the followed;
+ * message, channel → `/channels/{id}/messages` of that channel and `/channels` of its
+ * subscribers; channel_subscription → `/channels/{id}/subscribers`; user_channel_presence →
+ * `/channels/{id}/presence`; token → `/token` of the token's user through the same app; user →
+ * `/token` of that user (their own profile); file → `/users/me/files` of the owner;
+ * user_presence → `/presence` of followers (everyone not blocked with `include_not_followed=1`);
+ * marker → every other connection of the marker's user.
  *
  * App streams: `user` (a profile change) goes only to apps the user authorized, and
  * `user_channel_presence` only to apps the present user authorized that may also see the
@@ -89,11 +98,17 @@ export function planRoute(e: StampedEvent): RoutePlan {
       const post = asList(e.data)[0];
       const author = route.actorId ?? ownerOf(post);
       const mentioned = mentionIds(post) ?? route.userIds ?? [];
-      return { appAudience: ALL, recipients: author === undefined ? null : postRecipients(author, mentioned) };
+      if (author === undefined) return { appAudience: ALL, recipients: null };
+      const postRoute = { authorId: author, mentionIds: mentioned, leadingMentionIds: mentionIds(post, true) ?? [], threadId: num(post?.thread_id) ?? null };
+      return { appAudience: ALL, recipients: postRecipients(postRoute) };
     }
     case "bookmark":
-    case "follow":
       return { appAudience: ALL, recipients: null };
+    case "follow": {
+      const follower = route.actorId ?? num((data?.user as Obj)?.id);
+      const followed = route.userIds?.[0] ?? num((data?.followed_user as Obj)?.id);
+      return { appAudience: ALL, recipients: follower === undefined || followed === undefined ? null : followRecipients(follower, followed) };
+    }
     case "user": {
       const userId = num(data?.id) ?? route.actorId;
       if (userId === undefined) return { appAudience: NOBODY, recipients: null };
@@ -106,8 +121,10 @@ export function planRoute(e: StampedEvent): RoutePlan {
       const own = { userId, exceptConnectionId: route.exceptConnectionId, endpoints: markerEndpoints(name), channelId: markerChannelId(name) };
       return { appAudience: NOBODY, recipients: null, ownConnections: own };
     }
-    case "user_presence":
-      return { appAudience: ALL, recipients: endpointRecipients("presence") };
+    case "user_presence": {
+      const userId = num(asList(e.data)[0]?.id) ?? route.actorId;
+      return { appAudience: ALL, recipients: userId === undefined ? null : presenceRecipients(userId) };
+    }
     case "mute":
     case "block": {
       // Private to the user who muted or blocked: the muted or blocked user must not learn of it.
@@ -139,7 +156,7 @@ export function planRoute(e: StampedEvent): RoutePlan {
       const channelId = route.channelId ?? channelOf(e);
       const userId = num(asList(e.data)[0]?.id) ?? route.actorId;
       if (channelId === undefined || userId === undefined) return { appAudience: NOBODY, recipients: null };
-      return { appAudience: { kind: "query", statement: channelPresenceAudience(channelId, userId) }, recipients: channelRecipients(channelId) };
+      return { appAudience: { kind: "query", statement: channelPresenceAudience(channelId, userId) }, recipients: presenceRecipients(userId, channelId) };
     }
     case "message":
     case "channel":
@@ -148,7 +165,7 @@ export function planRoute(e: StampedEvent): RoutePlan {
       if (channelId === undefined) return { appAudience: NOBODY, recipients: null };
       return {
         appAudience: { kind: "query", statement: channelAudience(channelId) },
-        recipients: e.type === "channel_subscription" ? null : channelRecipients(channelId),
+        recipients: e.type === "channel_subscription" ? channelSubscriberRecipients(channelId) : channelEventRecipients(channelId),
       };
     }
   }

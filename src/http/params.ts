@@ -32,6 +32,36 @@ export const postParams = {
   include_post_raw: queryFlag("1: include `raw` on posts. Default 0"),
 };
 
+/** Parameters of every endpoint that returns messages: how each message is rendered (plus the user parameters). */
+export const messageParams = {
+  ...userParams,
+  include_html: queryFlag("0: leave `html` out of message and user `content` (takes priority over the two below). Default 1"),
+  include_message_html: queryFlag("0: leave `html` out of message `content` (`include_html` takes priority). Default 1"),
+  include_client: queryFlag("0: a message's `source` is its client id (a string) instead of the client object. Default 1"),
+  include_message_raw: queryFlag("1: include `raw` on messages. Default 0"),
+};
+
+/** Parameters of lists of messages (plus how each is rendered). */
+export const messageListParams = {
+  ...messageParams,
+  include_deleted: queryFlag("0: leave deleted messages out. Default 1: they are listed as `is_deleted` messages without content"),
+};
+
+/** Parameters of every endpoint that returns polls: how each poll is rendered (plus the user parameters). */
+export const pollParams = {
+  ...userParams,
+  include_poll_raw: queryFlag("1: include `raw` on polls. Default 0"),
+};
+
+/** Parameters of lists of polls: which polls the list holds (plus how each is rendered). */
+export const pollListParams = {
+  ...pollParams,
+  include_closed: queryFlag("0: leave out closed polls. Default 1"),
+  include_private: queryFlag("0: leave out private polls. Default 1"),
+  poll_types: z.string().max(4096).optional().openapi({ description: "Only polls of these types (comma-separated). Default: every type" }),
+  exclude_poll_types: z.string().max(4096).optional().openapi({ description: "Leave out polls of these types (comma-separated); ignored when `poll_types` is given" }),
+};
+
 /** Parameters of lists of posts: which posts the list holds. */
 export const postListParams = {
   ...postParams,
@@ -58,6 +88,9 @@ export interface Shape {
   postRaw: boolean;
   bookmarkedBy: boolean;
   repostedBy: boolean;
+  messageHtml: boolean;
+  messageRaw: boolean;
+  pollRaw: boolean;
 }
 
 export const DEFAULT_SHAPE: Shape = {
@@ -71,6 +104,9 @@ export const DEFAULT_SHAPE: Shape = {
   postRaw: false,
   bookmarkedBy: false,
   repostedBy: false,
+  messageHtml: true,
+  messageRaw: false,
+  pollRaw: false,
 };
 
 type Query = Record<string, string | undefined>;
@@ -97,6 +133,9 @@ export function shapeOf(q: Query): Shape {
     postRaw: allRaw || flagValue(q.include_post_raw, false),
     bookmarkedBy: flagValue(q.include_bookmarked_by, false),
     repostedBy: flagValue(q.include_reposted_by, false),
+    messageHtml: html ?? flagValue(q.include_message_html, true),
+    messageRaw: allRaw || flagValue(q.include_message_raw, false),
+    pollRaw: allRaw || flagValue(q.include_poll_raw, false),
   };
 }
 

@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { ApiError } from "../http/errors";
 import type { AppEnv } from "../http/types";
 
-/** The 0/1 general parameters of users and posts (src/http/params.ts), on whatever endpoint they are given. */
+/** The 0/1 general parameters of users, posts and channels (src/http/params.ts), on whatever endpoint they are given. */
 const FLAGS = new Set([
   "include_html",
   "include_user_html",
@@ -22,6 +22,18 @@ const FLAGS = new Set([
   "include_copy_mentions",
   "include_replies",
   "include_muted",
+  "include_message_html",
+  "include_message_raw",
+  "include_poll_raw",
+  "include_closed",
+  "include_private",
+  // The general channel parameters (src/routes/channel-common.ts).
+  "include_read",
+  "include_marker",
+  "include_inactive",
+  "include_channel_raw",
+  "include_recent_message",
+  "include_limited_users",
 ]);
 
 /**

@@ -5,23 +5,46 @@ import { addMeta } from "../http/envelope";
 import { ApiError } from "../http/errors";
 import { now } from "../http/time";
 import type { AppEnv } from "../http/types";
+import { flagsOf, subscriptionParamsOf } from "../events/stream-params";
+import type { SubscriptionTarget } from "../objects/user-stream-hub";
 import type { StreamEndpoint } from "../stores/stream-subscriptions";
 
-/** The subscribable endpoints of decisions §8 (GET only) and what each subscription listens to. */
-const SUBSCRIBABLE: { path: RegExp; endpoint: StreamEndpoint }[] = [
+/**
+ * The subscribable endpoints of the reference (how-to/user-streams.md, GET only) and what each
+ * subscription listens to; `id` says whether the path's number is a channel or a post.
+ * `/users/me/channels/subscribed` is `/channels` (the caller's subscribed channels) by its newer name.
+ */
+const SUBSCRIBABLE: { path: RegExp; endpoint: StreamEndpoint; id?: "channel" | "post" }[] = [
   { path: /^\/v1\/posts\/streams\/me\/?$/, endpoint: "posts_me" },
   { path: /^\/v1\/posts\/streams\/unified\/?$/, endpoint: "posts_unified" },
   { path: /^\/v1\/users\/me\/mentions\/?$/, endpoint: "mentions" },
-  { path: /^\/v1\/channels\/(\d{1,18})\/messages\/?$/, endpoint: "channel_messages" },
+  { path: /^\/v1\/users\/me\/posts\/?$/, endpoint: "user_posts" },
+  { path: /^\/v1\/posts\/(\d{1,18})\/thread\/?$/, endpoint: "post_thread", id: "post" },
+  { path: /^\/v1\/users\/me\/following\/?$/, endpoint: "following" },
+  { path: /^\/v1\/users\/me\/followers\/?$/, endpoint: "followers" },
+  { path: /^\/v1\/channels\/(\d{1,18})\/messages\/?$/, endpoint: "channel_messages", id: "channel" },
+  { path: /^\/v1\/channels\/?$/, endpoint: "channels" },
+  { path: /^\/v1\/users\/me\/channels\/subscribed\/?$/, endpoint: "channels" },
+  { path: /^\/v1\/channels\/(\d{1,18})\/subscribers\/?$/, endpoint: "channel_subscribers", id: "channel" },
+  { path: /^\/v1\/channels\/(\d{1,18})\/presence\/?$/, endpoint: "channel_presence", id: "channel" },
   { path: /^\/v1\/token\/?$/, endpoint: "token" },
   { path: /^\/v1\/users\/me\/files\/?$/, endpoint: "files" },
   { path: /^\/v1\/presence\/?$/, endpoint: "presence" },
 ];
 
-function subscribable(path: string): { endpoint: StreamEndpoint; channelId: number | null } | null {
+/** The subscription a GET of `path` with `query` asks for, or null when the path is not subscribable. */
+function subscribable(path: string, query: Record<string, string>): SubscriptionTarget | null {
   for (const s of SUBSCRIBABLE) {
     const m = s.path.exec(path);
-    if (m) return { endpoint: s.endpoint, channelId: m[1] ? Number(m[1]) : null };
+    if (!m) continue;
+    const params = subscriptionParamsOf(query);
+    return {
+      endpoint: s.endpoint,
+      channelId: s.id === "channel" ? Number(m[1]) : null,
+      targetId: s.id === "post" ? Number(m[1]) : null,
+      flags: flagsOf(s.endpoint, params),
+      params,
+    };
   }
   return null;
 }
@@ -35,12 +58,13 @@ const UNKNOWN_CONNECTION = "'connection_id' names no open user stream of this us
  * handler runs, so no event between the page read and the subscription is lost, and undone if
  * the handler fails (its own access rules and validation decide, as without `connection_id`);
  * the error then carries no `subscription_id`.
- * The same endpoint twice on one connection gives the same subscription; at most
+ * Its subscription parameters (SUBSCRIPTION_PARAMS) are kept with it: the same endpoint with
+ * the same parameters on one connection gives the same subscription, other parameters another; at most
  * MORE_LIMITS.subscriptionsPerConnection per connection (400).
  */
 export const streamSubscription: MiddlewareHandler<AppEnv> = async (c, next) => {
   const connectionId = c.req.query("connection_id");
-  const target = c.req.method === "GET" && connectionId !== undefined ? subscribable(c.req.path) : null;
+  const target = c.req.method === "GET" && connectionId !== undefined ? subscribable(c.req.path, c.req.query()) : null;
   const auth = c.var.auth;
   // Without a token the route itself answers (401 where it needs one).
   if (!target || !auth) return next();
@@ -48,7 +72,7 @@ export const streamSubscription: MiddlewareHandler<AppEnv> = async (c, next) => 
   if (!/^[0-9a-f]{32}$/.test(connectionId!)) throw ApiError.badRequest(UNKNOWN_CONNECTION);
 
   const hub = userHubFor(c.env, auth.user.id);
-  const result = await hub.subscribe(connectionId!, target.endpoint, target.channelId, now(c));
+  const result = await hub.subscribe(connectionId!, target, now(c));
   if ("error" in result) {
     throw ApiError.badRequest(
       result.error === "full" ? `'connection_id' already has ${MORE_LIMITS.subscriptionsPerConnection} subscriptions` : UNKNOWN_CONNECTION,

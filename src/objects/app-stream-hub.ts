@@ -140,11 +140,12 @@ export class AppStreamHub extends DurableObject<Env> {
       if (!rows.length) continue;
       stored = true;
       const streams = [...new Set(rows.map((r) => r.stream_id))];
-      const cursors = this.buffer.append(this.buffer.store(e.event, now), now, streams.map((id) => ({ id })));
+      const extra = e.meta || undefined;
+      const cursors = this.buffer.append(this.buffer.store(e.event, now), now, streams.map((id) => ({ id, extra })));
       for (const { stream_id: streamId, mask } of rows) {
         const sockets = this.ctx.getWebSockets(groupTag(streamId, mask));
         if (!sockets.length) continue;
-        const frame = frameText(e.event, cursors.get(streamId)!);
+        const frame = frameText(e.event, cursors.get(streamId)!, extra);
         for (const ws of sockets) {
           if (this.catchUp.has(ws)) continue;
           try {

@@ -2,7 +2,8 @@ import { DurableObject } from "cloudflare:workers";
 import { MORE_LIMITS } from "../config";
 import type { UserHubEvent } from "../events/deliver";
 import { CLOSE, randomId } from "../events/hubs";
-import { frameText, REPLAY_TRIM_MS, replayLimits, type ReplayLimits } from "../events/replay";
+import { frameText, joinMeta, REPLAY_TRIM_MS, replayLimits, type ReplayLimits } from "../events/replay";
+import { accepts, sameParams, shapeKey, shapeData, type ConnectionParams, type SubscriptionParams } from "../events/stream-params";
 import type { OwnConnections } from "../events/routing";
 import { openDb } from "../db";
 import {
@@ -23,12 +24,23 @@ export interface UserStreamConnect {
   tokenId: number;
   /** `connection_id` of a dropped connection to take up again, and `since`: the last `meta.id` processed. */
   resume?: { connectionId: string; since?: string };
+  /** The connection query parameters (how-to/user-streams.md): how every frame's data is rendered. */
+  params?: ConnectionParams;
 }
 
-interface Subscription {
-  id: string;
+/** What a subscription is: the same endpoint, target and parameters make the same subscription. */
+export interface SubscriptionTarget {
   endpoint: StreamEndpoint;
   channelId: number | null;
+  /** The post of `/posts/{id}/thread`. */
+  targetId: number | null;
+  /** Routing bits (SUBSCRIPTION_FLAGS), derived from `params`. */
+  flags: number;
+  params: SubscriptionParams;
+}
+
+interface Subscription extends SubscriptionTarget {
+  id: string;
 }
 
 interface Attachment extends Activity {
@@ -43,6 +55,7 @@ interface Connection {
   tokenId: number;
   appId: number;
   subscriptions: Subscription[];
+  params: ConnectionParams;
 }
 
 export type SubscribeResult = { subscriptionId: string; created: boolean } | { error: "no_connection" | "full" };
@@ -82,6 +95,9 @@ export class UserStreamHub extends DurableObject<Env> {
       id TEXT PRIMARY KEY, user_id INTEGER NOT NULL, stream_id INTEGER NOT NULL, token_id INTEGER NOT NULL,
       app_id INTEGER NOT NULL, subscriptions TEXT NOT NULL)`);
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS ended (id TEXT PRIMARY KEY, reason TEXT NOT NULL, at INTEGER NOT NULL)");
+    // Connection parameters came later: older objects get the column here.
+    const columns = ctx.storage.sql.exec<{ name: string }>("PRAGMA table_info(connections)").toArray();
+    if (!columns.some((c) => c.name === "params")) ctx.storage.sql.exec("ALTER TABLE connections ADD COLUMN params TEXT NOT NULL DEFAULT '{}'");
   }
 
   private get db() {
@@ -102,14 +118,16 @@ export class UserStreamHub extends DurableObject<Env> {
       conn = found;
     } else {
       const id = randomId();
-      conn = { id, userId: who.userId, streamId: this.buffer.open(connectionTag(id)).id, tokenId: who.tokenId, appId: who.appId, subscriptions: [] };
+      const streamId = this.buffer.open(connectionTag(id)).id;
+      conn = { id, userId: who.userId, streamId, tokenId: who.tokenId, appId: who.appId, subscriptions: [], params: who.params ?? {} };
       this.ctx.storage.sql.exec(
-        "INSERT INTO connections (id, user_id, stream_id, token_id, app_id, subscriptions) VALUES (?, ?, ?, ?, ?, '[]')",
+        "INSERT INTO connections (id, user_id, stream_id, token_id, app_id, subscriptions, params) VALUES (?, ?, ?, ?, ?, '[]', ?)",
         id,
         conn.userId,
         conn.streamId,
         conn.tokenId,
         conn.appId,
+        JSON.stringify(conn.params),
       );
     }
 
@@ -151,8 +169,8 @@ export class UserStreamHub extends DurableObject<Env> {
 
   private connections(id?: string): Connection[] {
     const rows = this.ctx.storage.sql
-      .exec<{ id: string; user_id: number; stream_id: number; token_id: number; app_id: number; subscriptions: string }>(
-        `SELECT id, user_id, stream_id, token_id, app_id, subscriptions FROM connections ${id === undefined ? "" : "WHERE id = ?"}`,
+      .exec<{ id: string; user_id: number; stream_id: number; token_id: number; app_id: number; subscriptions: string; params: string }>(
+        `SELECT id, user_id, stream_id, token_id, app_id, subscriptions, params FROM connections ${id === undefined ? "" : "WHERE id = ?"}`,
         ...(id === undefined ? [] : [id]),
       )
       .toArray();
@@ -162,7 +180,9 @@ export class UserStreamHub extends DurableObject<Env> {
       streamId: r.stream_id,
       tokenId: r.token_id,
       appId: r.app_id,
-      subscriptions: JSON.parse(r.subscriptions) as Subscription[],
+      // Subscriptions stored before parameters existed read as parameterless.
+      subscriptions: (JSON.parse(r.subscriptions) as Partial<Subscription>[]).map((sub) => ({ targetId: null, flags: 0, params: {}, ...sub }) as Subscription),
+      params: JSON.parse(r.params) as ConnectionParams,
     }));
   }
 
@@ -171,20 +191,24 @@ export class UserStreamHub extends DurableObject<Env> {
   }
 
   /**
-   * Adds a subscription to an open connection; the same endpoint (and channel) again returns
-   * the existing subscription. At most MORE_LIMITS.subscriptionsPerConnection per connection.
+   * Adds a subscription to an open connection; the same endpoint (target) with the same
+   * parameters again returns the existing subscription, other parameters make another one.
+   * At most MORE_LIMITS.subscriptionsPerConnection per connection.
    */
-  async subscribe(connectionId: string, endpoint: StreamEndpoint, channelId: number | null, createdAt: number): Promise<SubscribeResult> {
+  async subscribe(connectionId: string, target: SubscriptionTarget, createdAt: number): Promise<SubscribeResult> {
     const conn = this.socket(connectionId) && this.connection(connectionId);
     if (!conn) return { error: "no_connection" };
-    const existing = conn.subscriptions.find((s) => s.endpoint === endpoint && s.channelId === channelId);
+    const existing = conn.subscriptions.find(
+      (s) => s.endpoint === target.endpoint && s.channelId === target.channelId && s.targetId === target.targetId && sameParams(s.params, target.params),
+    );
     if (existing) return { subscriptionId: existing.id, created: false };
     if (conn.subscriptions.length >= MORE_LIMITS.subscriptionsPerConnection) return { error: "full" };
-    const sub: Subscription = { id: randomId(), endpoint, channelId };
+    const sub: Subscription = { id: randomId(), ...target };
     // Recorded before the insert, so a concurrent subscribe counts it (no await in between).
     this.saveSubscriptions(connectionId, [...conn.subscriptions, sub]);
     try {
-      await insertSubscription(this.db, { ...sub, connectionId, userId: conn.userId, appId: conn.appId, createdAt });
+      const row = { id: sub.id, endpoint: sub.endpoint, channelId: sub.channelId, targetId: sub.targetId, flags: sub.flags };
+      await insertSubscription(this.db, { ...row, connectionId, userId: conn.userId, appId: conn.appId, createdAt });
     } catch (e) {
       this.forget(connectionId, sub.id);
       throw e;
@@ -222,19 +246,25 @@ export class UserStreamHub extends DurableObject<Env> {
     let sent = 0;
     let stored = false;
     for (const e of events) {
-      const targets = Array.isArray(e.targets) ? subscribed(e.targets, conns, stale) : own(e.targets, conns);
+      const targets = Array.isArray(e.targets) ? subscribed(e.targets, conns, stale, e) : own(e.targets, conns);
       if (!targets.length) continue;
       stored = true;
-      const withIds = targets.map((t) => ({ conn: t.conn, ids: JSON.stringify(t.ids) }));
-      const cursors = this.buffer.append(this.buffer.store(e.event, now), now, withIds.map((t) => ({ id: t.conn.streamId, extra: t.ids })));
-      for (const t of withIds) {
-        const ws = this.socket(t.conn.id);
-        if (!ws || this.catchUp.has(ws)) continue;
-        try {
-          ws.send(frameText(e.event, cursors.get(t.conn.streamId)!, t.ids));
-          sent++;
-        } catch {
-          // closing socket
+      // Connections asking for the same rendering share one stored copy of the event.
+      const byShape = new Map<string, Target[]>();
+      for (const t of targets) byShape.set(shapeKey(t.conn.params), [...(byShape.get(shapeKey(t.conn.params)) ?? []), t]);
+      for (const group of byShape.values()) {
+        const event = { ...e.event, data: shapeData(e.event.data, group[0].conn.params) };
+        const withIds = group.map((t) => ({ conn: t.conn, extra: joinMeta(`"subscription_ids":${JSON.stringify(t.ids)}`, e.meta) }));
+        const cursors = this.buffer.append(this.buffer.store(event, now), now, withIds.map((t) => ({ id: t.conn.streamId, extra: t.extra })));
+        for (const t of withIds) {
+          const ws = this.socket(t.conn.id);
+          if (!ws || this.catchUp.has(ws)) continue;
+          try {
+            ws.send(frameText(event, cursors.get(t.conn.streamId)!, t.extra));
+            sent++;
+          } catch {
+            // closing socket
+          }
         }
       }
     }
@@ -320,12 +350,20 @@ const refuse = (message: string) => Response.json({ meta: { code: 400, error_mes
 
 type Target = { conn: Connection; ids: string[] };
 
-/** Routed subscriptions still held by this hub's connections; the others are collected in `stale`. */
-function subscribed(targets: { connectionId: string; subscriptionIds: string[] }[], conns: Map<string, Connection>, stale: string[]): Target[] {
+/**
+ * Routed subscriptions still held by this hub's connections (the others are collected in
+ * `stale`), less those whose parameters leave the event out.
+ */
+function subscribed(
+  targets: { connectionId: string; subscriptionIds: string[] }[],
+  conns: Map<string, Connection>,
+  stale: string[],
+  e: UserHubEvent,
+): Target[] {
   const out: Target[] = [];
   for (const t of targets) {
-    const held = new Set(conns.get(t.connectionId)?.subscriptions.map((s) => s.id));
-    const ids = t.subscriptionIds.filter((id) => held.has(id));
+    const held = new Map(conns.get(t.connectionId)?.subscriptions.map((s) => [s.id, s]));
+    const ids = t.subscriptionIds.filter((id) => held.has(id) && accepts(held.get(id)!.params, e));
     stale.push(...t.subscriptionIds.filter((id) => !held.has(id)));
     if (ids.length) out.push({ conn: conns.get(t.connectionId)!, ids });
   }

@@ -2,52 +2,42 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { sql } from "drizzle-orm";
 import { PUBLIC, currentUser, userToken } from "../auth/access";
-import { hasScope } from "../auth/scopes";
 import { publish } from "../events/publish";
 import { readFields, stringField } from "../http/body";
 import { ok } from "../http/envelope";
 import { ApiError } from "../http/errors";
-import { finishPage, pageQuery, parsePage } from "../http/pagination";
 import { createRouter, defineRoute, Envelope, errors, idString } from "../http/route";
-import { now, parseIso } from "../http/time";
+import { now } from "../http/time";
 import type { AppEnv } from "../http/types";
 import { parseFlags, processForCreate } from "../services/text";
 import { PM_TYPE } from "../stores/channel-sql";
-import { channelAccess, pmKeyOf, pmParticipants, type ChannelRecord } from "../stores/channels";
+import { pmKeyOf, pmParticipants } from "../stores/channels";
 import {
   NEW_MESSAGE_ID,
   REPORT_REASONS,
   channelForWrite,
-  channelMessages,
   createMessage,
   deleteMessage,
   getMessage,
   messageFacets,
-  normalizeDomain,
   pmParent,
   rawAttachments,
   reportMessage,
   type NewMessage,
   type ReportReason,
 } from "../stores/messages";
-import { searchMessages, type MessageSearch } from "../stores/search";
-import { normalizeTag, withObjectId } from "../text";
+import { withObjectId } from "../text";
 import { exampleMessage } from "../http/examples";
 import { renderChannel } from "../views/channel";
 import { eventContext, viewContext } from "../views/context";
 import { renderMessage } from "../views/message";
 import { renderUser } from "../views/user";
-import { markableStream } from "./markers";
 import { markerWriteSql, newVersion } from "../stores/markers";
-import { bit, csv, flagOn, includeRaw, intParam, jsonBool, rawQuery, rawSchema, requireChannelScope, resolveUserLists, userRefList } from "./channel-input";
+import { csv, flagOn, includeRaw, jsonBool, rawSchema, requireChannelScope, resolveUserLists, userRefList } from "./channel-input";
+import { MessageSchema, messagePath, messageQuery, requireReadable } from "./message-common";
 
-const MessageSchema = z.object({ id: z.string(), channel_id: z.string() }).passthrough().openapi("Message");
-const channelId = idString("channel id").openapi({ param: { name: "channel_id", in: "path" }, example: "1" });
-const messageId = idString("message id").openapi({ param: { name: "message_id", in: "path" }, example: "1" });
-const messageQuery = z.object({
-  ...rawQuery,
-  include_message_raw: z.string().optional().openapi({ description: "1: include `raw` on messages" }),
-});
+/** The search route's query parsing (kept importable from here). */
+export { parseSearch } from "./message-search";
 
 /** Message creation also takes `update_marker=1`: the channel's marker moves to the new message. */
 const createQuery = messageQuery.extend({
@@ -131,138 +121,7 @@ async function sendMessage(
   return ok(c, renderMessage(msg, viewContext(c), { raw: showRaw }), {}, 201);
 }
 
-/** A channel the caller may read, with what they may do in it; 404 when not readable. */
-function requireReadable(ch: ChannelRecord | undefined, viewerId: number | null) {
-  const access = ch ? channelAccess(ch, viewerId) : null;
-  if (!ch || !access?.read) throw ApiError.notFound("no such channel");
-  return { ch, access };
-}
-
-const searchQuery = z.object({
-  ...pageQuery,
-  ...messageQuery.shape,
-  q: z.string().max(1024).optional().openapi({ description: "Words the messages contain (all of them; stemmed)" }),
-  order: z.enum(["id", "relevance"]).optional().openapi({ description: "`relevance` (default, bm25) or `id` (newest first)" }),
-  channel_ids: z.string().min(1).openapi({ description: "`pm`, or comma-separated channel ids (at most 200)" }),
-  client_id: z.string().max(64).optional().openapi({ description: "Only messages made through this client (`client_id`)." }),
-  created_after: z.string().optional().openapi({ description: "Only messages created after this ISO 8601 time (exclusive).", example: "2026-03-01T00:00:00Z" }),
-  created_before: z.string().optional().openapi({ description: "Only messages created before this ISO 8601 time (exclusive)." }),
-  creator_id: z.string().optional().openapi({ description: "Only messages by this user: an integer id, `@username`, or `me`." }),
-  file_id: z.string().optional().openapi({ description: "Only messages with this file attached (an integer file id)." }),
-  file_kinds: z.string().optional().openapi({ description: "Only messages with attached files of these kinds, comma-separated: `audio`, `image`, `video`, `other`." }),
-  is_nsfw: z.string().optional().openapi({ description: "`0` leaves out messages marked NSFW." }),
-  is_reply: z.string().optional().openapi({ description: "`1`: only replies; `0`: only messages that reply to nothing." }),
-  is_sticky: z.string().optional().openapi({ description: "`1`: only sticky messages." }),
-  leading_mentions: z.string().optional().openapi({ description: "Only messages that start by mentioning these users, comma-separated usernames (with or without `@`)." }),
-  mentions: z.string().optional().openapi({ description: "Only messages mentioning these users, comma-separated usernames (with or without `@`)." }),
-  poll_id: z.string().optional().openapi({ description: "Only messages with this poll attached (an integer poll id)." }),
-  raw_types: z.string().optional().openapi({ description: "Only messages carrying `raw` of these types, comma-separated." }),
-  reply_to: z.string().optional().openapi({ description: "Only direct replies to this message id." }),
-  tags: z.string().optional().openapi({ description: "Only messages with these hashtags, comma-separated (with or without `#`)." }),
-  thread_id: z.string().optional().openapi({ description: "Only messages of this thread (the id of its first message)." }),
-  url_domains: z.string().optional().openapi({ description: "Only messages linking to these domains, comma-separated.", example: "example.com" }),
-  urls: z.string().optional().openapi({ description: "Only messages linking to these URLs, comma-separated." }),
-  user_types: z.string().optional().openapi({ description: "Only messages by these kinds of account, comma-separated: `human`, `feed`, `bot`." }),
-});
-type SearchQuery = z.infer<typeof searchQuery>;
-
-const MAX_SEARCH_TERMS = 32;
-const MAX_SEARCH_CHANNELS = 200;
-const FILE_KINDS = ["video", "audio", "image", "other"];
-const USER_TYPES = ["human", "feed", "bot"];
-
-function oneOf(name: string, values: string[], allowed: string[]): string[] {
-  const bad = values.find((v) => !allowed.includes(v));
-  if (bad !== undefined) throw ApiError.badRequest(`'${name}' has unknown value '${bad.slice(0, 32)}' (allowed: ${allowed.join(", ")})`);
-  return values;
-}
-
-function isoParam(name: string, v: string | undefined): number | undefined {
-  if (v === undefined || v === "") return undefined;
-  const t = parseIso(v);
-  if (t === null) throw ApiError.badRequest(`'${name}' must be an ISO 8601 timestamp`);
-  return t;
-}
-
-/** Validates and normalises the search query (api.md "Message search"); the access rule for `pm` included. */
-export function parseSearch(auth: AppEnv["Variables"]["auth"], q: SearchQuery): MessageSearch {
-  let channels: MessageSearch["channels"];
-  if (q.channel_ids.trim() === "pm") {
-    if (!auth) throw ApiError.unauthorized("'channel_ids=pm' needs a user token");
-    if (auth.kind !== "user") throw ApiError.forbidden("'channel_ids=pm' needs a user token");
-    if (!hasScope(auth.scopes, "messages", PM_TYPE)) throw ApiError.forbidden("'channel_ids=pm' needs the 'messages' scope");
-    channels = "pm";
-  } else {
-    const ids = csv(q.channel_ids);
-    if (!ids.length || ids.some((id) => !/^\d{1,18}$/.test(id))) {
-      throw ApiError.badRequest("'channel_ids' must be 'pm' or comma-separated integer channel ids");
-    }
-    if (ids.length > MAX_SEARCH_CHANNELS) throw ApiError.badRequest(`'channel_ids' names more than ${MAX_SEARCH_CHANNELS} channels`);
-    channels = [...new Set(ids.map(Number))];
-  }
-  const terms = (q.q ?? "").split(/\s+/).filter((t) => /[\p{L}\p{N}]/u.test(t));
-  if (terms.length > MAX_SEARCH_TERMS) throw ApiError.badRequest(`'q' has more than ${MAX_SEARCH_TERMS} words`);
-  let creator: MessageSearch["creator"];
-  if (q.creator_id !== undefined && q.creator_id !== "") {
-    const v = q.creator_id;
-    if (/^\d{1,18}$/.test(v)) creator = { id: Number(v) };
-    else if (v === "me" && auth?.user) creator = { id: auth.user.id };
-    else if (/^@[A-Za-z0-9_]{1,20}$/.test(v)) creator = { username: v.slice(1).toLowerCase() };
-    else throw ApiError.badRequest("'creator_id' must be an integer user id, '@username' or 'me' (with a user token)");
-  }
-  const names = (v: string | undefined) => csv(v).map((n) => n.replace(/^@/, "").toLowerCase());
-  return {
-    terms,
-    order: q.order ?? "relevance",
-    channels,
-    clientId: q.client_id || undefined,
-    createdAfter: isoParam("created_after", q.created_after),
-    createdBefore: isoParam("created_before", q.created_before),
-    creator,
-    fileId: intParam("file_id", q.file_id),
-    fileKinds: oneOf("file_kinds", csv(q.file_kinds), FILE_KINDS),
-    excludeNsfw: bit("is_nsfw", q.is_nsfw) === false,
-    isReply: bit("is_reply", q.is_reply),
-    stickyOnly: bit("is_sticky", q.is_sticky) === true,
-    leadingMentions: names(q.leading_mentions),
-    mentions: names(q.mentions),
-    pollId: intParam("poll_id", q.poll_id),
-    rawTypes: csv(q.raw_types),
-    replyTo: intParam("reply_to", q.reply_to),
-    tags: csv(q.tags).map((t) => normalizeTag(t.replace(/^#/, ""))),
-    threadId: intParam("thread_id", q.thread_id),
-    urlDomains: csv(q.url_domains).map(normalizeDomain),
-    urls: csv(q.urls),
-    userTypes: oneOf("user_types", csv(q.user_types), USER_TYPES),
-  };
-}
-
 export const messageRoutes = createRouter()
-  .openapi(
-    defineRoute(PUBLIC, {
-      method: "get",
-      path: "/channels/messages/search",
-      tags: ["Message search"],
-      summary: "Full-text search of messages the caller may read",
-      description:
-        "FTS5 with porter stemming; every word of `q` must occur (words are matched literally, never as query syntax). " +
-        "`order=relevance` ranks the 1,000 newest matching messages (after the ACL and every filter) by bm25 and pages by keyset: " +
-        "`before_id`/`since_id` name a message of the result list (its `pagination_id`) and return what ranks after/before it; " +
-        "without `q` it is the same as `order=id`. `order=id` is newest first and reaches every match. Public channels need no token; `channel_ids=pm` needs a " +
-        "user token with the `messages` scope. Deleted messages never match.",
-      request: { query: searchQuery },
-      responses: { 200: Envelope(z.array(MessageSchema), "Message objects", [exampleMessage], { more: false, max_id: "1", min_id: "1" }), ...errors(400, 401, 403) },
-    }),
-    async (c) => {
-      const q = c.req.valid("query");
-      const search = parseSearch(c.var.auth, q);
-      const page = parsePage(q);
-      const view = viewContext(c);
-      const rows = await searchMessages(c.var.db, search, page, view.viewerId);
-      const { items, meta } = finishPage(rows, page, (m) => m.paginationId!);
-      return ok(c, items.map((m) => renderMessage(m, view, { raw: includeRaw(q, "message") })), meta);
-    },
-  )
   .openapi(
     defineRoute(userToken(), {
       method: "post",
@@ -310,7 +169,7 @@ export const messageRoutes = createRouter()
       summary: "Post a message to a channel the ACL lets the caller write to",
       description:
         "Posts a message (`text` up to 2048 characters, optional `reply_to` in the same channel, `is_nsfw`, `raw`) to a channel the ACL lets the caller write to. Needs a user token with `messages` (or `public_messages` for channels everyone can read). Emits a `message` event, and `channel` and `channel_subscription` events for users it subscribes.",
-      request: { params: z.object({ channel_id: channelId }), query: createQuery, body: json(z.object(messageFields)) },
+      request: { params: z.object({ channel_id: messagePath.shape.channel_id }), query: createQuery, body: json(z.object(messageFields)) },
       responses: { 201: Envelope(MessageSchema, "The new Message", exampleMessage, { code: 201 }), ...errors(400, 401, 403, 404, 415) },
     }),
     async (c) => {
@@ -329,42 +188,12 @@ export const messageRoutes = createRouter()
   .openapi(
     defineRoute(PUBLIC, {
       method: "get",
-      path: "/channels/{channel_id}/messages",
-      tags: ["Messages"],
-      summary: "Messages of a channel, newest first (public channels need no token)",
-      description: "Paginated by message id. Deleted messages are included (without content) unless `include_deleted=0`.",
-      request: {
-        params: z.object({ channel_id: channelId }),
-        query: z.object({ ...pageQuery, ...messageQuery.shape, include_deleted: z.string().optional().openapi({ description: "`0` leaves deleted messages out (they are listed, without content, by default)." }) }),
-      },
-      responses: { 200: Envelope(z.array(MessageSchema), "Message objects", [exampleMessage], { marker: { name: "channel:1" }, more: false, max_id: "1", min_id: "1" }), ...errors(400, 401, 404) },
-    }),
-    async (c) => {
-      const q = c.req.valid("query");
-      const view = viewContext(c);
-      const channelId = Number(c.req.valid("param").channel_id);
-      // A markable stream (decisions §6): marker `channel:{id}`, read in the page's batch.
-      const marker = await markableStream(c, q, `channel:${channelId}`);
-      const page = marker.page;
-      const res = await channelMessages(c.var.db, channelId, view.viewerId, page, {
-        includeDeleted: q.include_deleted === undefined || flagOn(q.include_deleted),
-        markerRead: marker.read,
-      });
-      requireReadable(res.channel, view.viewerId);
-      marker.done(res.markerRows);
-      const { items, meta } = finishPage(res.messages, page, (m) => m.paginationId!);
-      return ok(c, items.map((m) => renderMessage(m, view, { raw: includeRaw(q, "message") })), meta);
-    },
-  )
-  .openapi(
-    defineRoute(PUBLIC, {
-      method: "get",
       path: "/channels/{channel_id}/messages/{message_id}",
       tags: ["Messages"],
       summary: "A message (deleted ones show `is_deleted` and no content)",
       description:
-        "One message of a channel the caller may read (public channels need no token). A deleted message keeps its id, user and counts and shows `is_deleted` without content. Emits nothing.",
-      request: { params: z.object({ channel_id: channelId, message_id: messageId }), query: messageQuery },
+        "One message of a channel the caller may read (public channels need no token), or one the caller wrote. A deleted message keeps its id, user and counts and shows `is_deleted` without content (and `deleted_by` when a moderator deleted it). Emits nothing.",
+      request: { params: messagePath, query: messageQuery },
       responses: { 200: Envelope(MessageSchema, "Message object", exampleMessage), ...errors(400, 401, 404) },
     }),
     async (c) => {
@@ -380,10 +209,12 @@ export const messageRoutes = createRouter()
       method: "delete",
       path: "/channels/{channel_id}/messages/{message_id}",
       tags: ["Messages"],
-      summary: "Delete a message (its author or the channel's owner)",
+      summary: "Delete a message (its author; in other than private-message channels also the owner and full-access users)",
       description:
-        "Deletes a message; it stays in lists as `is_deleted` without content. Its author or the channel's owner may delete it. Needs a user token. Emits a `message` event with `is_deleted`.",
-      request: { params: z.object({ channel_id: channelId, message_id: messageId }), query: messageQuery },
+        "Deletes a message; it stays in lists as `is_deleted` without content, and is no longer sticky. Its author may delete it (even after losing access to the channel); " +
+        "in channels other than private-message ones the channel's owner and users with `full` access may delete anyone's, and the message then shows `deleted_by`. " +
+        "Needs a user token with `messages` (or `public_messages` for public channels). Emits a `message` event with `is_deleted`.",
+      request: { params: messagePath, query: messageQuery },
       responses: { 200: Envelope(MessageSchema, "The deleted Message", { ...exampleMessage, content: undefined, is_deleted: true }), ...errors(400, 401, 403, 404) },
     }),
     async (c) => {
@@ -392,8 +223,8 @@ export const messageRoutes = createRouter()
       const m = await getMessage(c.var.db, Number(p.channel_id), Number(p.message_id), user.id);
       if (!m) throw ApiError.notFound("no such message");
       requireChannelScope(c, m.channel!);
-      if (m.userId !== user.id && m.channel!.ownerId !== user.id) {
-        throw ApiError.forbidden("only the author or the channel's owner may delete a message");
+      if (m.userId !== user.id && !(m.channel!.full && m.channel!.type !== PM_TYPE)) {
+        throw ApiError.forbidden("only the author, or the channel's owner and full-access users outside private messages, may delete this message");
       }
       const deleted = m.isDeleted ? m : await deleteMessage(c.var.db, m, user.id);
       if (!m.isDeleted) {
@@ -416,7 +247,7 @@ export const messageRoutes = createRouter()
       description:
         "Body (JSON, form-urlencoded or multipart) field `reason`: `account_type`, `nsfw`, `soliciting` or `user_abuse`. " +
         "201 with the reported Message. A message the caller cannot read (or a deleted one) is a 404.",
-      request: { params: z.object({ channel_id: channelId, message_id: messageId }) },
+      request: { params: messagePath },
       responses: { 201: Envelope(MessageSchema, "The reported Message", exampleMessage, { code: 201 }), ...errors(400, 401, 403, 404) },
     }),
     async (c) => {

@@ -10,6 +10,7 @@ import { createRouter, defineRoute, Envelope, errors, userRef } from "../http/ro
 import { now } from "../http/time";
 import { appliedPresence } from "../middleware/update-presence";
 import { parseStatus, setUserPresence } from "../services/presence";
+import { parseExpiration } from "../services/presence-expiry";
 import { getPresence, listOnline } from "../stores/presence";
 import { viewContext } from "../views/context";
 import { renderPresence } from "../views/presence";
@@ -32,6 +33,11 @@ const PresenceBody = z
       .nullable()
       .optional()
       .openapi({ description: `Unset or \`1\`: \`online\`; \`offline\` or \`0\`: offline; other text up to ${LIMITS.user.presence_max_length} characters` }),
+    expiration: z
+      .union([z.string(), z.number()])
+      .nullable()
+      .optional()
+      .openapi({ description: "Unix timestamp (seconds) when the presence lapses. Default 15 minutes from now; later than 7 days from now is cut to 7 days; now or earlier sets offline" }),
   })
   .openapi("PresenceUpdate");
 
@@ -79,8 +85,9 @@ export const presenceRoutes = createRouter()
       tags: ["Presence"],
       summary: "Set the caller's presence",
       description:
-        "Sets the caller's status for the next 15 minutes from the form or JSON field `presence`: `online` (empty or `1`), `offline` " +
-        "(`offline` or `0`), or any text up to 100 characters. With the query parameter `update_presence` the parameter wins over the " +
+        "Sets the caller's status from the form or JSON field `presence`: `online` (empty or `1`), `offline` " +
+        "(`offline` or `0`), or any text up to 100 characters, until `expiration` (unix seconds; default 15 minutes from now, at most 7 days, " +
+        "a past time sets offline; not an integer: 400). With the query parameter `update_presence` (and `update_presence_expiration`) the parameter wins over the " +
         "body and the update happens once. Needs a user token with `presence`. Emits a `user_presence` event when the status changes " +
         "(not on plain renewals).",
       request: {
@@ -102,7 +109,10 @@ export const presenceRoutes = createRouter()
         if (!done.ok) throw done.error;
         return ok(c, done.presence);
       }
-      const status = parseStatus(stringField(await readFields(c), "presence"), "presence");
-      return ok(c, await setUserPresence(c, user, status));
+      const fields = await readFields(c);
+      const at = now(c);
+      const expiresAt = parseExpiration(stringField(fields, "expiration"), "expiration", at);
+      const status = expiresAt !== undefined && expiresAt <= at ? null : parseStatus(stringField(fields, "presence"), "presence");
+      return ok(c, await setUserPresence(c, user, status, status === null ? undefined : expiresAt));
     },
   );

@@ -7,6 +7,7 @@ import { createRouter, defineRoute, errors } from "../http/route";
 import type { AppEnv } from "../http/types";
 import type { AppStreamConnect } from "../objects/app-stream-hub";
 import type { UserStreamConnect } from "../objects/user-stream-hub";
+import { CONNECTION_PARAMS, connectionParamsOf } from "../events/stream-params";
 import { getAppStream } from "../stores/app-streams";
 import { viewContext } from "../views/context";
 import { streamUrl } from "../views/stream";
@@ -19,6 +20,23 @@ const Since = z.string().optional().openapi({
     "10,000 events) follows in order, then live ones. A cursor outside the window or never issued here: the first frame has " +
     "`meta.replay_gap` (`expired` or `unknown`) and the stream goes on live.",
 });
+
+const CONNECTION_PARAM_DOCS: Record<(typeof CONNECTION_PARAMS)[number], string> = {
+  include_raw: "1: channel, message and file objects in events carry `raw`. Default 0",
+  include_post_raw: "Accepted as the reference lists it; events carry no post `raw`",
+  include_user_raw: "Accepted as the reference lists it; events carry no user `raw`",
+  include_file_raw: "1: files in events carry `raw`. Default 0",
+  include_channel_raw: "1: channels in events carry `raw`. Default 0",
+  include_message_raw: "1: messages in events carry `raw`. Default 0",
+  include_bookmarked_by: "Accepted and kept with the connection; events are rendered for no viewer, without `bookmarked_by`",
+  include_reposted_by: "Accepted and kept with the connection; events are rendered for no viewer, without `reposted_by`",
+  include_marker: "Accepted and kept with the connection; markers arrive as `marker` events",
+  include_recent_message: "Accepted and kept with the connection; channel events carry no `recent_message`",
+  include_html: "0: leave `html` out of every `content` in events. Default 1",
+};
+const connectionQuery = Object.fromEntries(
+  CONNECTION_PARAMS.map((name) => [name, z.enum(["0", "1", "true", "false"], { message: "must be 0 or 1" }).optional().openapi({ description: CONNECTION_PARAM_DOCS[name] })]),
+);
 
 /** A plain GET is refused before any work: these endpoints only speak WebSocket. */
 function requireUpgrade(c: Context<AppEnv>): void {
@@ -82,12 +100,14 @@ export const streamSocketRoutes = createRouter()
         "`GET {stream_url}/v1/user?access_token=<user token>`. First frame: `{\"meta\":{\"connection_id\",\"cursor\"}}`. Subscribe by calling a " +
         "subscribable endpoint with `?connection_id=`; events arrive as `{\"meta\":{id, timestamp, type, subscription_ids, is_deleted?}, \"data\"}`. " +
         "Resume a dropped connection within the replay window (10 minutes) with `connection_id=<its id>&since=<cursor>` and the same token: " +
-        "same id, same subscriptions, missed events replayed. Later, or for a deleted connection: 400 saying why.",
+        "same id, same subscriptions, missed events replayed. Later, or for a deleted connection: 400 saying why. " +
+        "Connection parameters (`include_html`, `include_raw`, `include_<object>_raw`, …) shape every frame of the connection; a resume keeps those of the first socket.",
       request: {
         query: z.object({
           connection_id: z.string().optional().openapi({ description: "A dropped connection of this user to resume" }),
           since: Since,
           access_token: z.string().optional().openapi({ description: "The user token (browsers cannot set headers on a WebSocket); or send it as `Authorization: Bearer`" }),
+          ...connectionQuery,
         }),
       },
       responses: { ...upgraded, ...errors(400, 401, 403, 429) },
@@ -103,6 +123,7 @@ export const streamSocketRoutes = createRouter()
         appId: auth.app.id,
         tokenId: auth.token.id,
         ...(connectionId !== undefined ? { resume: { connectionId, since } } : {}),
+        params: connectionParamsOf(c.req.query()),
       };
       return (await userHubFor(c.env, connect.userId).fetch(hubRequest("X-Connection", connect))) as never;
     },

@@ -40,16 +40,18 @@ export function presenceTimer(env: Env, userId: number) {
 }
 
 /**
- * Sets the user's status (null = offline) and returns the updated Presence object. Starts the
- * expiry timer when the user comes online from offline (while a status is live its timer is
- * running already and re-arms itself on renewal); publishes `user_presence` when the status
- * changes (not on plain renewals, which clients send with every call).
+ * Sets the user's status (null = offline) until `expiresAt` (default: the standard lifetime) and
+ * returns the updated Presence object. Starts the expiry timer when the user comes online from
+ * offline or the new status lapses sooner than the one it replaces (a later expiry is found by
+ * the running timer, which re-arms itself); publishes `user_presence` when the status changes
+ * (not on plain renewals, which clients send with every call).
  */
-export async function setUserPresence(c: Context<AppEnv>, user: UserRecord, status: string | null): Promise<PresenceView> {
+export async function setUserPresence(c: Context<AppEnv>, user: UserRecord, status: string | null, expiresAt?: number): Promise<PresenceView> {
   const at = now(c);
   const view = viewContext(c);
-  const written = await writePresence(c.var.db, user.id, status, at, MORE_LIMITS.presenceLifetimeSeconds);
-  if (status !== null && written.previous === null) {
+  const lifetime = expiresAt === undefined ? MORE_LIMITS.presenceLifetimeSeconds : expiresAt - at;
+  const written = await writePresence(c.var.db, user.id, status, at, lifetime);
+  if (status !== null && (written.previousExpiresAt === null || written.expiresAt < written.previousExpiresAt)) {
     try {
       await presenceTimer(c.env, user.id).arm(user.id, written.expiresAt, at, view.origin);
     } catch (e) {

@@ -1,9 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
-import type { Page } from "../http/pagination";
 import type { UserView } from "./users";
-import { schema, type Db } from "../db";
+import type { Db } from "../db";
 import { allRows } from "../db/batch";
-import { pageLimit, pageOrder, pageWhere } from "./page-sql";
 import {
   batchRows,
   bool,
@@ -15,9 +13,8 @@ import {
   viewerParam,
   type Row,
 } from "./channel-sql";
-import { inList, joinedText, jsonItem, jsonValues, lastId } from "../db/dialect";
-
-const { subscriptions, channelMutes } = schema;
+import { inList, int, joinedText, jsonItem, jsonObject, jsonValues, lastId } from "../db/dialect";
+import type { MarkerRecord } from "./markers";
 
 export type AclLevel = "full" | "write" | "read";
 export const ACL_LEVELS: readonly AclLevel[] = ["full", "write", "read"];
@@ -45,12 +42,18 @@ export interface ChannelRecord extends AclFlags {
   messages: number;
   subscribers: number;
   recentMessageId: number | null;
+  /** The newest message when it is deleted (newer than `recentMessageId`), else null. */
+  recentDeletedMessageId: number | null;
+  /** Whether a live message of the channel is sticky. */
+  hasStickyMessages: boolean;
   /** Explicit ACL members per level (the owner is implicit). */
   acl: Record<AclLevel, number[]>;
   youSubscribed: boolean;
   youMuted: boolean;
   /** Whether the viewer's `channel:{id}` marker is below the newest message; undefined without a user viewer. */
   hasUnread?: boolean;
+  /** The viewer's `channel:{id}` marker: null when unset; undefined without a user viewer. */
+  marker?: MarkerRecord | null;
   owner: UserView | null;
   /** Set by lists: the id the list paginates by (subscription or mute id). */
   paginationId?: number;
@@ -80,16 +83,34 @@ export function channelColumnsSql(viewerId: number | null): SQL {
       : sql`EXISTS (SELECT 1 FROM subscriptions ys WHERE ys.user_id = ${v} AND ys.channel_id = c.id) AS you_subscribed,
         EXISTS (SELECT 1 FROM channel_mutes ym WHERE ym.user_id = ${v} AND ym.channel_id = c.id) AS you_muted,
         (c.recent_message_id IS NOT NULL AND c.recent_message_id >
-          coalesce((SELECT hm.position FROM markers hm WHERE hm.user_id = ${v} AND hm.name = 'channel:' || c.id), -1)) AS has_unread`;
+          coalesce((SELECT hm.position FROM markers hm WHERE hm.user_id = ${v} AND hm.name = 'channel:' || c.id), -1)) AS has_unread,
+        (SELECT ${jsonObject(sql`'name'`, sql`mk.name`, sql`'position'`, sql`mk.position`, sql`'last_read_id'`, sql`mk.last_read_id`,
+          sql`'percentage'`, sql`mk.percentage`, sql`'version'`, sql`mk.version`, sql`'updated_at'`, sql`mk.updated_at`)}
+          FROM markers mk WHERE mk.user_id = ${v} AND mk.name = 'channel:' || c.id) AS marker_json`;
   return sql`c.id, c.type, c.owner_id, c.app_id, c.pm_key, c.read_public, c.read_any_user, c.write_any_user,
     c.read_immutable, c.write_immutable, c.full_immutable, c.is_active, c.raw, c.created_at, c.messages,
     c.subscribers, c.recent_message_id,
     (SELECT ${joinedText(sql`ca.level || ':' || ca.user_id`)} FROM channel_acl ca WHERE ca.channel_id = c.id) AS acl_members,
+    EXISTS (SELECT 1 FROM messages sm WHERE sm.channel_id = c.id AND sm.is_sticky = 1 AND sm.is_deleted = 0) AS has_sticky_messages,
+    (SELECT max(dm.id) FROM messages dm WHERE dm.channel_id = c.id AND dm.id > coalesce(c.recent_message_id, 0)) AS recent_deleted_message_id,
     ${you}, ${userColumnsSql(viewerId)}`;
 }
 
-const ownerJoin = sql`LEFT JOIN users ON users.id = c.owner_id`;
-const channelFrom = sql`channels c ${ownerJoin}`;
+export const ownerJoin = sql`LEFT JOIN users ON users.id = c.owner_id`;
+export const channelFrom = sql`channels c ${ownerJoin}`;
+
+function readMarkerJson(v: unknown): MarkerRecord | null {
+  const m = json(v) as Record<string, unknown> | null;
+  if (!m) return null;
+  return {
+    name: String(m.name),
+    position: Number(m.position),
+    lastReadId: Number(m.last_read_id),
+    percentage: Number(m.percentage),
+    version: String(m.version),
+    updatedAt: Number(m.updated_at),
+  };
+}
 
 export function readChannel(r: Row): ChannelRecord {
   const acl: Record<AclLevel, number[]> = { full: [], write: [], read: [] };
@@ -116,10 +137,12 @@ export function readChannel(r: Row): ChannelRecord {
     messages: Number(r.messages),
     subscribers: Number(r.subscribers),
     recentMessageId: num(r.recent_message_id),
+    recentDeletedMessageId: num(r.recent_deleted_message_id),
+    hasStickyMessages: bool(r.has_sticky_messages),
     acl,
     youSubscribed: bool(r.you_subscribed),
     youMuted: bool(r.you_muted),
-    ...(r.has_unread != null ? { hasUnread: bool(r.has_unread) } : {}),
+    ...(r.has_unread != null ? { hasUnread: bool(r.has_unread), marker: readMarkerJson(r.marker_json) } : {}),
     owner: readUser(r),
     ...(r.pagination_id != null ? { paginationId: Number(r.pagination_id) } : {}),
   };
@@ -234,13 +257,46 @@ export async function subscribe(db: Db, channelId: number, userId: number, at: n
   return { changed: rows[0].length > 0, channel: readChannel(rows[3][0]) };
 }
 
+/** Unsubscribes the user and deletes their `channel:{id}` marker (the reference's rule), in one batch. */
 export async function unsubscribe(db: Db, channelId: number, userId: number): Promise<SubscriptionChange> {
   const rows = await batchRows(db, [
     sql`DELETE FROM subscriptions WHERE user_id = ${userId} AND channel_id = ${channelId} RETURNING id`,
+    sql`DELETE FROM markers WHERE user_id = ${userId} AND name = ${`channel:${channelId}`}`,
     recountSubscribers(channelId),
     channelByIdSql(channelId, userId),
   ]);
-  return { changed: rows[0].length > 0, channel: readChannel(rows[2][0]) };
+  return { changed: rows[0].length > 0, channel: readChannel(rows[3][0]) };
+}
+
+/**
+ * Deactivates a channel its owner names (irreversible): `is_active` 0 and every subscription
+ * removed, in one batch guarded by ownership. Returns the channel as the owner now sees it.
+ */
+export async function deactivateChannel(db: Db, channelId: number, ownerId: number): Promise<ChannelRecord> {
+  const owned = sql`EXISTS (SELECT 1 FROM channels o WHERE o.id = ${channelId} AND o.owner_id = ${ownerId})`;
+  const rows = await batchRows(db, [
+    sql`UPDATE channels SET is_active = 0 WHERE id = ${channelId} AND owner_id = ${ownerId}`,
+    sql`DELETE FROM subscriptions WHERE channel_id = ${channelId} AND ${owned}`,
+    recountSubscribers(channelId),
+    channelByIdSql(channelId, ownerId),
+  ]);
+  return readChannel(rows[3][0]);
+}
+
+/**
+ * Gives a channel to another user (guarded by the current owner): the new owner leaves the ACL
+ * lists (the owner is implicit) and the old owner becomes a full-access member; one batch.
+ */
+export async function changeOwner(db: Db, channelId: number, ownerId: number, newOwnerId: number): Promise<ChannelRecord> {
+  const owned = sql`EXISTS (SELECT 1 FROM channels o WHERE o.id = ${channelId} AND o.owner_id = ${ownerId})`;
+  const rows = await batchRows(db, [
+    sql`DELETE FROM channel_acl WHERE channel_id = ${channelId} AND user_id IN ${inList([ownerId, newOwnerId])} AND ${owned}`,
+    sql`INSERT INTO channel_acl (channel_id, user_id, level) SELECT ${int(channelId)}, ${int(ownerId)}, 'full' WHERE ${owned}
+      ON CONFLICT DO NOTHING`,
+    sql`UPDATE channels SET owner_id = ${newOwnerId} WHERE id = ${channelId} AND owner_id = ${ownerId}`,
+    channelByIdSql(channelId, ownerId),
+  ]);
+  return readChannel(rows[3][0]);
 }
 
 const readableChannel = (channelId: number, viewerId: number) =>
@@ -278,35 +334,6 @@ export async function unmute(db: Db, channelId: number, userId: number): Promise
   ]);
   const row = rows[1][0];
   return row ? readChannel(row) : undefined;
-}
-
-const whereOr = (cond: SQL | undefined) => cond ?? sql`true`;
-
-/** Channels the user is subscribed to (and can still read), newest subscription first. */
-export async function listSubscribed(db: Db, userId: number, page: Page, types?: string[]): Promise<ChannelRecord[]> {
-  const typeFilter = types?.length ? sql`AND c.type IN ${inList(types, "text")}` : sql``;
-  const rows = await allRows(
-    db,
-    sql`SELECT ${channelColumnsSql(userId)}, ${subscriptions.id} AS pagination_id
-      FROM subscriptions JOIN channels c ON c.id = ${subscriptions.channelId} ${ownerJoin}
-      WHERE ${subscriptions.userId} = ${userId} AND ${whereOr(pageWhere(subscriptions.id, page))} ${typeFilter}
-        AND ${canReadSql("c", userId)}
-      ORDER BY ${pageOrder(subscriptions.id, page)} LIMIT ${pageLimit(page)}`,
-  );
-  return rows.map(readChannel);
-}
-
-/** Channels the user muted (and can still read), most recently muted first. */
-export async function listMuted(db: Db, userId: number, page: Page): Promise<ChannelRecord[]> {
-  const rows = await allRows(
-    db,
-    sql`SELECT ${channelColumnsSql(userId)}, ${channelMutes.id} AS pagination_id
-      FROM channel_mutes JOIN channels c ON c.id = ${channelMutes.channelId} ${ownerJoin}
-      WHERE ${channelMutes.userId} = ${userId} AND ${whereOr(pageWhere(channelMutes.id, page))}
-        AND ${canReadSql("c", userId)}
-      ORDER BY ${pageOrder(channelMutes.id, page)} LIMIT ${pageLimit(page)}`,
-  );
-  return rows.map(readChannel);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Page } from "../http/pagination";
-import { normalizeTag, type TextResult } from "../text";
+import type { TextResult } from "../text";
+import type { Facet } from "./message-facets";
 import type { UserView } from "./users";
 import type { Db } from "../db";
 import { allRows } from "../db/batch";
@@ -32,20 +33,26 @@ export interface MessageRecord {
   isNsfw: boolean;
   isSticky: boolean;
   isDeleted: boolean;
+  /** Who deleted it (the author, or a moderator of the channel); null while live or for older deletions. */
+  deletedBy: number | null;
   raw: unknown;
   createdAt: number;
   replies: number;
   source: { clientId: string; name: string; url: string; deletedAt: number | null } | null;
   user: UserView | null;
-  /** The message's channel (single-message reads: delete rights and scope). */
-  channel?: { ownerId: number; type: string; readPublic: boolean };
+  /**
+   * The message's channel and the viewer's rights in it (single-message reads: delete and sticky
+   * rights and scope): `read` whether the ACL lets the viewer read it, `write`, `full` (owner or
+   * full ACL member).
+   */
+  channel?: { ownerId: number; type: string; readPublic: boolean; read: boolean; write: boolean; full: boolean };
   paginationId?: number;
 }
 
 /** Columns of a message `m` (joined with `users` and `apps a` by `messageFrom`) for `readMessage`. */
 export function messageColumnsSql(viewerId: number | null): SQL {
   return sql`m.id, m.channel_id, m.user_id, m.thread_id, m.reply_to, m.text, m.html, m.entities, m.is_nsfw,
-    m.is_sticky, m.is_deleted, m.raw, m.created_at, m.replies,
+    m.is_sticky, m.is_deleted, m.deleted_by, m.raw, m.created_at, m.replies,
     a.client_id AS app_client_id, a.name AS app_name, a.url AS app_url, a.deleted_at AS app_deleted_at,
     ${userColumnsSql(viewerId)}`;
 }
@@ -65,6 +72,7 @@ export function readMessage(r: Row): MessageRecord {
     isNsfw: bool(r.is_nsfw),
     isSticky: bool(r.is_sticky),
     isDeleted: bool(r.is_deleted),
+    deletedBy: num(r.deleted_by),
     raw: json(r.raw),
     createdAt: Number(r.created_at),
     replies: Number(r.replies),
@@ -74,7 +82,16 @@ export function readMessage(r: Row): MessageRecord {
         : { clientId: String(r.app_client_id), name: String(r.app_name), url: String(r.app_url ?? ""), deletedAt: num(r.app_deleted_at) },
     user: readUser(r),
     ...(r.channel_owner_id != null
-      ? { channel: { ownerId: Number(r.channel_owner_id), type: String(r.channel_type), readPublic: bool(r.channel_read_public) } }
+      ? {
+          channel: {
+            ownerId: Number(r.channel_owner_id),
+            type: String(r.channel_type),
+            readPublic: bool(r.channel_read_public),
+            read: bool(r.channel_read),
+            write: bool(r.channel_write),
+            full: bool(r.channel_full),
+          },
+        }
       : {}),
     ...(r.pagination_id != null ? { paginationId: Number(r.pagination_id) } : {}),
   };
@@ -115,7 +132,6 @@ export async function pmParent(db: Db, pmKey: string, replyTo: number): Promise<
 /** The id of the message inserted by this batch (AUTOINCREMENT: the largest); for writes batched with a create. */
 export const NEW_MESSAGE_ID = lastId("messages");
 
-export type Facet = "mention" | "leading_mention" | "tag" | "url" | "url_domain" | "raw_type";
 
 export interface NewMessage {
   /** An existing channel, or the private-message channel of a participant set (created when missing). */
@@ -262,21 +278,41 @@ const readableMessage = (channelId: number, messageId: number, viewerId: number 
   sql`m.id = ${messageId} AND m.channel_id = ${channelId}
     AND EXISTS (SELECT 1 FROM channels c WHERE c.id = m.channel_id AND ${canReadSql("c", viewerId)})`;
 
-/** A message of a channel the viewer can read (deleted ones too), with the channel's owner. */
+/**
+ * Columns of the channel `ch` of a message with the viewer's rights in it (`readMessage` reads
+ * them into `channel`): owner, type, public flag, and whether the viewer may read, write, or has
+ * full access (owner or `full` ACL member).
+ */
+export function messageChannelColumnsSql(viewerId: number | null): SQL {
+  const v = viewerId ?? 0;
+  const level = (levels: string) =>
+    sql`EXISTS (SELECT 1 FROM channel_acl wa WHERE wa.channel_id = ch.id AND wa.user_id = ${v} AND wa.level IN ${sql.raw(levels)})`;
+  return sql`ch.owner_id AS channel_owner_id, ch.type AS channel_type, ch.read_public AS channel_read_public,
+    ${canReadSql("ch", viewerId)} AS channel_read,
+    (ch.owner_id = ${v} OR ${level("('full')")}) AS channel_full,
+    (ch.owner_id = ${v} ${viewerId != null ? sql`OR ch.write_any_user = 1` : sql``} OR ${level("('full', 'write')")}) AS channel_write`;
+}
+
+/**
+ * A message (deleted ones too) of a channel the viewer can read, or that the viewer wrote (the
+ * reference lets authors read and delete their messages after losing access), with the channel's
+ * owner and the viewer's rights in it.
+ */
 export async function getMessage(db: Db, channelId: number, messageId: number, viewerId: number | null): Promise<MessageRecord | undefined> {
   const [row] = await allRows(
     db,
-    sql`SELECT ${messageColumnsSql(viewerId)}, ch.owner_id AS channel_owner_id, ch.type AS channel_type, ch.read_public AS channel_read_public
+    sql`SELECT ${messageColumnsSql(viewerId)}, ${messageChannelColumnsSql(viewerId)}
       FROM messages m ${messageJoins} JOIN channels ch ON ch.id = m.channel_id
-      WHERE ${readableMessage(channelId, messageId, viewerId)}`,
+      WHERE m.id = ${messageId} AND m.channel_id = ${channelId}
+        AND (${canReadSql("ch", viewerId)} OR m.user_id = ${viewerId ?? 0})`,
   );
   return row ? readMessage(row) : undefined;
 }
 
 /**
- * Deletes a message (the row stays, flagged; its text leaves the search index by trigger and
- * its facets go), fixing the channel's counters and the parent's reply count, in one batch.
- * Counters move only if the message was still live when the batch ran.
+ * Deletes a message (the row stays, flagged, unstuck, with who deleted it; its text leaves the
+ * search index by trigger and its facets go), fixing the channel's counters and the parent's
+ * reply count, in one batch. Counters move only if the message was still live when the batch ran.
  */
 export async function deleteMessage(db: Db, msg: MessageRecord, viewerId: number): Promise<MessageRecord> {
   const live = sql`EXISTS (SELECT 1 FROM messages WHERE id = ${msg.id} AND is_deleted = 0)`;
@@ -287,7 +323,7 @@ export async function deleteMessage(db: Db, msg: MessageRecord, viewerId: number
   ];
   if (msg.replyTo != null) stmts.push(sql`UPDATE messages SET replies = ${greatest(sql`replies - 1`, sql`0`)} WHERE id = ${msg.replyTo} AND ${live}`);
   stmts.push(
-    sql`UPDATE messages SET is_deleted = 1 WHERE id = ${msg.id} AND is_deleted = 0`,
+    sql`UPDATE messages SET is_deleted = 1, is_sticky = 0, deleted_by = ${viewerId} WHERE id = ${msg.id} AND is_deleted = 0`,
     sql`DELETE FROM message_facets WHERE message_id = ${msg.id}`,
     sql`SELECT ${messageColumnsSql(viewerId)} FROM messages m ${messageJoins} WHERE m.id = ${msg.id}`,
   );
@@ -318,64 +354,5 @@ export async function reportMessage(
   return rows[1][0] ? readMessage(rows[1][0]) : undefined;
 }
 
-/** Domain form used for `url_domain` facets and filters: lowercase host without scheme, port or `www.`. */
-export function normalizeDomain(input: string): string {
-  let h = input.trim().toLowerCase().replace(/^[a-z][a-z0-9+.-]*:\/\//, "");
-  h = h.split(/[/?#]/)[0].replace(/^[^@]*@/, "").replace(/:\d*$/, "").replace(/\.$/, "");
-  return h.replace(/^www\./, "");
-}
-
-/**
- * Search facets of a message (one row per value): mentioned usernames (lowercase; leading ones
- * also as `leading_mention`), tags in matching form, link URLs and their domains, raw types.
- */
-export function messageFacets(text: TextResult, raw: unknown): [Facet, string][] {
-  const out = new Map<string, [Facet, string]>();
-  const add = (f: Facet, v: string) => {
-    if (v) out.set(f + "\u0000" + v, [f, v]);
-  };
-  for (const m of text.entities.mentions) {
-    if (!m.id) continue;
-    add("mention", m.text.toLowerCase());
-    if (m.is_leading) add("leading_mention", m.text.toLowerCase());
-  }
-  for (const t of text.entities.tags) add("tag", normalizeTag(t.text));
-  for (const l of text.entities.links) {
-    add("url", l.url);
-    try {
-      add("url_domain", normalizeDomain(new URL(l.url).hostname));
-    } catch {
-      add("url_domain", normalizeDomain(l.url));
-    }
-  }
-  if (raw && typeof raw === "object") for (const type of Object.keys(raw)) add("raw_type", type);
-  return [...out.values()];
-}
-
-const POLL_TYPE = "io.example.core.poll";
-const FILE_KEY = "+io.example.core.file";
-const POLL_KEY = "+io.example.core.poll";
-const idOf = (v: unknown) => (typeof v === "number" || typeof v === "string") && /^\d{1,18}$/.test(String(v)) ? Number(v) : null;
-
-/**
- * What raw attaches: the poll of an `io.example.core.poll` item (`poll_id`, or its
- * `+io.example.core.poll` replacement value) and files named by `file_id` of any item or of a
- * `+io.example.core.file` replacement value.
- */
-export function rawAttachments(raw: unknown): { pollId: number | null; fileIds: number[] } {
-  let pollId: number | null = null;
-  const files = new Set<number>();
-  if (!raw || typeof raw !== "object") return { pollId, fileIds: [] };
-  for (const [type, items] of Object.entries(raw as Record<string, unknown>)) {
-    if (!Array.isArray(items)) continue;
-    for (const item of items as Record<string, unknown>[]) {
-      if (!item || typeof item !== "object") continue;
-      const fileRef = item[FILE_KEY] as Record<string, unknown> | undefined;
-      for (const id of [idOf(item.file_id), idOf(fileRef?.file_id)]) if (id != null) files.add(id);
-      if (type === POLL_TYPE && pollId == null) {
-        pollId = idOf(item.poll_id) ?? idOf((item[POLL_KEY] as Record<string, unknown> | undefined)?.poll_id);
-      }
-    }
-  }
-  return { pollId, fileIds: [...files].slice(0, 100) };
-}
+// What messages (and posts) are indexed by, kept importable from here.
+export { messageFacets, normalizeDomain, rawAttachments } from "./message-facets";

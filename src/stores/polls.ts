@@ -1,12 +1,12 @@
-import { and, asc, eq, getTableColumns, inArray, lte, ne, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, getTableColumns, inArray, lte, ne, notInArray, sql, type SQL } from "drizzle-orm";
 import type { Page } from "../http/pagination";
 import type { AppRecord } from "./apps";
-import { runBatch } from "../db/batch";
+import { mixedBatch, runBatch } from "../db/batch";
 import { schema, type Db } from "../db";
 import { interactionWrites } from "./interactions";
 import { pageLimit, pageOrder, pageWhere } from "./page-sql";
 import { userViewColumns, type UserRecord, type UserView } from "./users";
-import { greatest, inList, lastId } from "../db/dialect";
+import { greatest, inList, jsonRows, lastId } from "../db/dialect";
 
 const { polls, pollOptions, pollResponses, users, apps } = schema;
 
@@ -40,7 +40,26 @@ const parsePositions = (v: unknown): number[] => {
 export const pollIdIn = (ids: number[]): SQL => sql`${polls.id} in ${inList(ids)}`;
 
 /** Polls of `types` only (the token's extended `polls:<type>` scopes); null = every type. */
-const typeFilter = (types: string[] | null): SQL | undefined => (types ? inArray(polls.type, types.length ? types : [""]) : undefined);
+export const typeFilter = (types: string[] | null): SQL | undefined => (types ? inArray(polls.type, types.length ? types : [""]) : undefined);
+
+/** The list filters of the general poll parameters (`include_closed`, `include_private`, `poll_types`, `exclude_poll_types`). */
+export interface PollListFilters {
+  closed: boolean;
+  private: boolean;
+  /** Only these types (null: any). */
+  types: string[] | null;
+  /** None of these types (ignored when `types` is set). */
+  excludeTypes: string[];
+}
+
+/** WHERE conditions of the list filters at `now` (unix seconds). */
+export function listFilterSql(f: PollListFilters, now: number): SQL | undefined {
+  return and(
+    f.closed ? undefined : sql`${polls.closedAt} > ${now}`,
+    f.private ? undefined : eq(polls.isPublic, true),
+    f.types ? typeFilter(f.types) : f.excludeTypes.length ? notInArray(polls.type, f.excludeTypes) : undefined,
+  );
+}
 
 /**
  * Loads the polls matching `where` (deleted ones never match) with creator, client, options, the
@@ -134,14 +153,14 @@ export async function loadPolls(
   return out;
 }
 
-/** Polls by id (any order; the caller restores the requested one). */
-export function pollsByIds(db: Db, ids: number[], viewerId: number | null, now: number) {
-  return ids.length ? loadPolls(db, pollIdIn(ids), { viewerId, now }) : Promise.resolve([]);
+/** Polls by id (any order; the caller restores the requested one), optionally only those the list filters keep. */
+export function pollsByIds(db: Db, ids: number[], viewerId: number | null, now: number, filters?: PollListFilters) {
+  return ids.length ? loadPolls(db, and(pollIdIn(ids), filters ? listFilterSql(filters, now) : undefined), { viewerId, now }) : Promise.resolve([]);
 }
 
 /** One page of the polls a user created, newest first (pagination id = poll id). */
-export function pollsByCreator(db: Db, creatorId: number, page: Page, types: string[] | null, now: number) {
-  return loadPolls(db, and(eq(polls.userId, creatorId), pageWhere(polls.id, page), typeFilter(types)), {
+export function pollsByCreator(db: Db, creatorId: number, page: Page, types: string[] | null, now: number, filters: PollListFilters) {
+  return loadPolls(db, and(eq(polls.userId, creatorId), pageWhere(polls.id, page), typeFilter(types), listFilterSql(filters, now)), {
     viewerId: creatorId,
     now,
     order: pageOrder(polls.id, page),
@@ -168,10 +187,12 @@ export async function responsesToCreator(
   page: Page,
   pollIds: number[] | null,
   types: string[] | null,
+  filters: { now: number; list: PollListFilters },
 ): Promise<ResponseItem[]> {
   const cond = and(
     eq(polls.userId, creatorId),
     eq(polls.isDeleted, false),
+    listFilterSql(filters.list, filters.now),
     ne(pollResponses.positions, sql`'[]'`),
     pollIds ? pollIdIn(pollIds) : undefined,
     typeFilter(types),
@@ -230,18 +251,36 @@ export interface NewPoll {
   pollToken: string;
   createdAt: number;
   closedAt: number;
+  raw: unknown;
+}
+
+/** Search facets of a new poll: `raw_type` per raw type; `file` per file named in raw (kept only if it exists). */
+export interface PollFacets {
+  rawTypes: string[];
+  fileIds: number[];
 }
 
 /**
- * Creates a poll and its options atomically in one batch. The options find the poll's id as the
- * batch's last insert into polls (dialect `lastId`).
+ * Creates a poll, its options and its search facets atomically in one batch. The options and
+ * facets find the poll's id as the batch's last insert into polls (dialect `lastId`).
  */
-export async function createPoll(db: Db, values: NewPoll, options: string[]): Promise<PollRecord> {
-  const [[poll]] = await db.batch([
+export async function createPoll(db: Db, values: NewPoll, options: string[], facets: PollFacets): Promise<PollRecord> {
+  const NEW = lastId("polls");
+  const facetRows: SQL[] =
+    facets.rawTypes.length || facets.fileIds.length
+      ? [
+          sql`INSERT INTO poll_facets (poll_id, facet, value)
+            SELECT ${NEW}, 'raw_type', j.value FROM ${jsonRows(facets.rawTypes, "j", "text")}
+            UNION ALL SELECT ${NEW}, 'file', CAST(f.id AS TEXT) FROM files f WHERE f.id IN ${inList(facets.fileIds)} AND f.is_deleted = 0
+            ON CONFLICT DO NOTHING`,
+        ]
+      : [];
+  const [[poll]] = await mixedBatch(db, [
     db.insert(polls).values(values).returning(),
-    db.insert(pollOptions).values(options.map((text, i) => ({ pollId: lastId("polls"), position: i + 1, text }))),
+    db.insert(pollOptions).values(options.map((text, i) => ({ pollId: NEW, position: i + 1, text }))),
+    ...facetRows,
   ]);
-  return poll;
+  return poll as PollRecord;
 }
 
 /**

@@ -60,6 +60,8 @@ export async function getPresence(db: Db, userId: number, now: number): Promise<
 export interface PresenceWrite {
   /** The status that was live just before the write (null: offline or never set). */
   previous: string | null;
+  /** When that status was to lapse (null: none was live). */
+  previousExpiresAt: number | null;
   lastSeenAt: number;
   expiresAt: number;
 }
@@ -79,7 +81,8 @@ export async function writePresence(db: Db, userId: number, status: string | nul
       .onConflictDoUpdate({ target: presence.userId, set: { presence: values.presence, lastSeenAt: now, expiresAt } }),
   ]);
   const old = before[0];
-  return { previous: old && old.expiresAt > now ? old.presence : null, lastSeenAt: now, expiresAt };
+  const live = old && old.expiresAt > now;
+  return { previous: live ? old.presence : null, previousExpiresAt: live ? old.expiresAt : null, lastSeenAt: now, expiresAt };
 }
 
 export interface ExpiryResult {

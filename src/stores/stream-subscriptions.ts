@@ -5,9 +5,37 @@ import { schema, type Db } from "../db";
 
 const { streamSubscriptions } = schema;
 
-/** What a user-stream subscription listens to: one name per subscribable endpoint (decisions §8). */
-export const STREAM_ENDPOINTS = ["posts_me", "posts_unified", "mentions", "channel_messages", "token", "files", "presence"] as const;
+/** What a user-stream subscription listens to: one name per subscribable endpoint (the reference's 14). */
+export const STREAM_ENDPOINTS = [
+  "posts_me",
+  "posts_unified",
+  "mentions",
+  "channel_messages",
+  "token",
+  "files",
+  "presence",
+  "user_posts",
+  "post_thread",
+  "following",
+  "followers",
+  "channels",
+  "channel_subscribers",
+  "channel_presence",
+] as const;
 export type StreamEndpoint = (typeof STREAM_ENDPOINTS)[number];
+
+/**
+ * Subscription parameters the routing statements read (bits of `stream_subscriptions.flags`);
+ * the others are applied by the user's stream hub.
+ */
+export const SUBSCRIPTION_FLAGS = {
+  /** `include_not_followed=1` on `/presence` and `/channels/{id}/presence`: everyone not blocked. */
+  notFollowed: 1,
+  /** `include_muted=1` on post streams: keep posts of muted users. */
+  muted: 2,
+  /** `include_directed_posts=0` on post streams: leave out posts led by mentions of users not followed. */
+  noDirected: 4,
+} as const;
 
 export type SubscriptionRecord = typeof streamSubscriptions.$inferSelect;
 
@@ -38,42 +66,103 @@ export async function pruneUserSubscriptions(db: Db, userId: number, liveConnect
 
 /** Subscribers hidden from `authorId`: those who muted or blocked them, or whom they blocked. */
 const notHiddenFrom = (authorId: number) => sql`
-  NOT EXISTS (SELECT 1 FROM user_mutes m WHERE m.user_id = s.user_id AND m.muted_id = ${authorId})
+  ((s.flags & ${SUBSCRIPTION_FLAGS.muted}) <> 0 OR NOT EXISTS (SELECT 1 FROM user_mutes m WHERE m.user_id = s.user_id AND m.muted_id = ${authorId}))
   AND NOT EXISTS (SELECT 1 FROM user_blocks b WHERE b.user_id = s.user_id AND b.blocked_id = ${authorId})
   AND NOT EXISTS (SELECT 1 FROM user_blocks b WHERE b.user_id = ${authorId} AND b.blocked_id = s.user_id)`;
 
+/** Not blocked either way between the subscriber and `userId`. */
+const notBlocking = (userId: number) => sql`
+  NOT EXISTS (SELECT 1 FROM user_blocks b WHERE b.user_id = s.user_id AND b.blocked_id = ${userId})
+  AND NOT EXISTS (SELECT 1 FROM user_blocks b WHERE b.user_id = ${userId} AND b.blocked_id = s.user_id)`;
+
 /**
- * A post by `authorId` mentioning `mentionIds`: the personal streams (`posts_me`,
- * `posts_unified`) of the author and their followers, and the mention streams (`mentions`,
- * `posts_unified`) of the mentioned users; muted and blocked users left out.
+ * `include_directed_posts=0`: the post is left out when one of its leading mentions names a
+ * user the subscriber does not follow (their own posts and posts directed at them stay).
  */
-export function postRecipients(authorId: number, mentionIds: number[]): SQL {
+const directedAllowed = (authorId: number, leadingIds: number[]) =>
+  leadingIds.length
+    ? sql`((s.flags & ${SUBSCRIPTION_FLAGS.noDirected}) = 0 OR s.user_id = ${authorId} OR s.user_id IN ${inList(leadingIds)}
+        OR NOT EXISTS (SELECT 1 FROM users lu WHERE lu.id IN ${inList(leadingIds)} AND lu.id <> s.user_id
+          AND NOT EXISTS (SELECT 1 FROM follows lf WHERE lf.follower_id = s.user_id AND lf.followed_id = lu.id)))`
+    : sql`1 = 1`;
+
+/** What routing needs to know of a post, read from its rendered object. */
+export interface PostRoute {
+  authorId: number;
+  mentionIds: number[];
+  leadingMentionIds: number[];
+  threadId: number | null;
+}
+
+/**
+ * A post: the personal streams (`posts_me`, `posts_unified`) of the author and their
+ * followers, the mention streams (`mentions`, `posts_unified`) of the mentioned users, the
+ * author's `/users/me/posts`, and the `/posts/{id}/thread` subscriptions of its thread; muted
+ * (unless `include_muted=1`) and blocked users left out.
+ */
+export function postRecipients(p: PostRoute): SQL {
+  const { authorId } = p;
+  const thread =
+    p.threadId === null
+      ? sql``
+      : sql`UNION
+        SELECT s.id, s.connection_id, s.user_id FROM stream_subscriptions s
+        WHERE s.endpoint = 'post_thread' AND s.target_id IN (SELECT id FROM posts WHERE thread_id = ${p.threadId})
+          AND ${notHiddenFrom(authorId)}`;
   return sql`SELECT s.id, s.connection_id, s.user_id FROM stream_subscriptions s
         WHERE s.endpoint IN ('posts_me', 'posts_unified')
           AND (s.user_id = ${authorId} OR s.user_id IN (SELECT follower_id FROM follows WHERE followed_id = ${authorId}))
-          AND ${notHiddenFrom(authorId)}
+          AND ${notHiddenFrom(authorId)} AND ${directedAllowed(authorId, p.leadingMentionIds)}
         UNION
         SELECT s.id, s.connection_id, s.user_id FROM stream_subscriptions s
         WHERE s.endpoint IN ('mentions', 'posts_unified')
-          AND s.user_id IN ${inList(mentionIds)}
-          AND ${notHiddenFrom(authorId)}`;
+          AND s.user_id IN ${inList(p.mentionIds)}
+          AND ${notHiddenFrom(authorId)}
+        UNION
+        SELECT s.id, s.connection_id, s.user_id FROM stream_subscriptions s
+        WHERE s.endpoint = 'user_posts' AND s.user_id = ${authorId}
+        ${thread}`;
 }
 
-/** Subscriptions to one channel's messages. */
-export function channelRecipients(channelId: number): SQL {
-  return sql`SELECT id, connection_id, user_id FROM stream_subscriptions
-        WHERE channel_id = ${channelId} AND endpoint = 'channel_messages'`;
+/** A follow or unfollow: `/users/me/following` of the follower, `/users/me/followers` of the followed user. */
+export function followRecipients(followerId: number, followedId: number): SQL {
+  return sql`SELECT id, connection_id, user_id FROM stream_subscriptions WHERE endpoint = 'following' AND user_id = ${followerId}
+        UNION
+        SELECT id, connection_id, user_id FROM stream_subscriptions WHERE endpoint = 'followers' AND user_id = ${followedId}`;
+}
+
+/**
+ * A message or channel change: `/channels/{id}/messages` of that channel, and `/channels` of the
+ * users subscribed to it (the hub applies their `channel_types`).
+ */
+export function channelEventRecipients(channelId: number): SQL {
+  return sql`SELECT id, connection_id, user_id FROM stream_subscriptions WHERE channel_id = ${channelId} AND endpoint = 'channel_messages'
+        UNION
+        SELECT s.id, s.connection_id, s.user_id FROM stream_subscriptions s
+        WHERE s.endpoint = 'channels' AND s.user_id IN (SELECT user_id FROM subscriptions WHERE channel_id = ${channelId})`;
+}
+
+/** One channel's `/channels/{id}/subscribers` subscriptions (channel_subscription events). */
+export function channelSubscriberRecipients(channelId: number): SQL {
+  return sql`SELECT id, connection_id, user_id FROM stream_subscriptions WHERE channel_id = ${channelId} AND endpoint = 'channel_subscribers'`;
+}
+
+/**
+ * Presence of `userId` (globally, or in one channel): by default only subscribers who follow
+ * that user (or are that user); with `include_not_followed=1` everyone not blocked either way.
+ */
+export function presenceRecipients(userId: number, channelId?: number): SQL {
+  const where = channelId === undefined ? sql`s.endpoint = 'presence'` : sql`s.endpoint = 'channel_presence' AND s.channel_id = ${channelId}`;
+  return sql`SELECT s.id, s.connection_id, s.user_id FROM stream_subscriptions s
+        WHERE ${where}
+          AND (s.user_id = ${userId} OR ((s.flags & ${SUBSCRIPTION_FLAGS.notFollowed}) <> 0 AND ${notBlocking(userId)})
+            OR s.user_id IN (SELECT follower_id FROM follows WHERE followed_id = ${userId}))`;
 }
 
 /** One user's subscriptions to `endpoint` (only those made through `appId`'s connections when given). */
 export function ownerRecipients(endpoint: StreamEndpoint, userId: number, appId?: number): SQL {
   return sql`SELECT id, connection_id, user_id FROM stream_subscriptions
         WHERE endpoint = ${endpoint} AND user_id = ${userId} ${appId === undefined ? sql`` : sql`AND app_id = ${appId}`}`;
-}
-
-/** Every subscription to `endpoint` (presence: the online list is everyone's). */
-export function endpointRecipients(endpoint: StreamEndpoint): SQL {
-  return sql`SELECT id, connection_id, user_id FROM stream_subscriptions WHERE endpoint = ${endpoint}`;
 }
 
 // App stream audiences of private events: one row `{apps}`, a JSON array of app ids, or null

@@ -2,7 +2,7 @@ import { iso } from "../http/time";
 import type { LoadedPoll, PollRecord } from "../stores/polls";
 import type { UserRecord, UserView } from "../stores/users";
 import { renderClientRef } from "./client";
-import type { ViewContext } from "./context";
+import { shapeOfView, type ViewContext } from "./context";
 import { embedUser, renderUser } from "./user";
 
 /** Whether a poll no longer takes responses at `now` (unix seconds). */
@@ -11,9 +11,10 @@ export const isClosed = (poll: Pick<PollRecord, "closedAt">, now: number) => pol
 /**
  * The Poll object (decisions §4) as the viewer sees it: `poll_token` only for the creator;
  * `is_your_response` only when there is a viewer; `respondents` only once closed, and
- * `respondent_ids` only once closed and never for anonymous polls.
+ * `respondent_ids` only once closed and never for anonymous polls; `raw` when asked for
+ * (`opts.raw`, `include_raw`, `include_poll_raw`).
  */
-export function renderPoll(p: LoadedPoll, view: ViewContext) {
+export function renderPoll(p: LoadedPoll, view: ViewContext, opts: { raw?: boolean } = {}) {
   const { poll } = p;
   const closed = isClosed(poll, view.now);
   const mine = new Set(p.myPositions ?? []);
@@ -36,6 +37,7 @@ export function renderPoll(p: LoadedPoll, view: ViewContext) {
     ...(view.viewerId === poll.userId ? { poll_token: poll.pollToken } : {}),
     source: renderClientRef(p.app),
     ...embedUser(p.user, poll.userId, view),
+    ...((opts.raw || shapeOfView(view).pollRaw) && poll.raw != null ? { raw: poll.raw } : {}),
   };
 }
 
@@ -65,5 +67,5 @@ export function renderAbbreviatedPoll(
 export function renderPollEvent(p: LoadedPoll, actor: UserRecord | UserView, view: ViewContext) {
   const nobody: ViewContext = { ...view, viewerId: null, shape: undefined };
   const named = !p.poll.isAnonymous || actor.id === p.poll.userId;
-  return { poll: renderPoll(p, nobody), ...(named ? { user: renderUser(actor, nobody) } : {}) };
+  return { poll: renderPoll(p, nobody, { raw: true }), ...(named ? { user: renderUser(actor, nobody) } : {}) };
 }

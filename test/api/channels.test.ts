@@ -75,7 +75,7 @@ describe("POST /channels", () => {
     await bad({ type: "com.example.chat", raw: [1] }, /'raw'/);
     await bad({ type: "com.example.chat", raw: { "com.example.x": "nope" } }, /'raw'/);
     await bad({ type: "com.example.chat", raw: { "com.example.x": [{ v: "x".repeat(9000) }] } }, /'raw' is longer than 8192/);
-    const list = await call("GET", "/channels", { token: a.token });
+    const list = await call("GET", "/users/me/channels/subscribed", { token: a.token });
     expect(list.body.data).toEqual([]);
     const type = await call("POST", "/channels", { token: a.token, body: JSON.stringify({ type: "com.example.chat" }), headers: { "Content-Type": "text/plain" }, now: tick() });
     expect(type.status).toBe(415);
@@ -179,7 +179,7 @@ describe("PUT /channels/{id}", () => {
 });
 
 describe("subscriptions", () => {
-  it("PUT/DELETE /channels/{id}/subscribe and GET /channels (paginated, filterable by type)", async () => {
+  it("PUT/DELETE /channels/{id}/subscribe and GET /users/me/channels/subscribed (paginated, filterable by type)", async () => {
     const owner = await actor("messages");
     const u = await actor("messages");
     const c1 = await newChannel(owner.token, { acl: { read: { public: true } } });
@@ -194,24 +194,24 @@ describe("subscriptions", () => {
     await call("PUT", `/channels/${c2.id}/subscribe`, { token: u.token, now: tick() });
     expect((await call("PUT", `/channels/${hidden.id}/subscribe`, { token: u.token, now: tick() })).status).toBe(404);
 
-    const all = await call("GET", "/channels", { token: u.token });
+    const all = await call("GET", "/users/me/channels/subscribed", { token: u.token });
     expect(all.status).toBe(200);
     expect(all.body.data.map((c: any) => c.id)).toEqual([c2.id, c1.id]);
     expect(all.body.data.every((c: any) => c.you_subscribed && c.pagination_id)).toBe(true);
-    const first = await call("GET", "/channels?count=1", { token: u.token });
+    const first = await call("GET", "/users/me/channels/subscribed?count=1", { token: u.token });
     expect(first.body.data.map((c: any) => c.id)).toEqual([c2.id]);
     expect(first.body.meta).toMatchObject({ more: true, min_id: first.body.data[0].pagination_id, max_id: first.body.data[0].pagination_id });
-    const next = await call("GET", `/channels?count=1&before_id=${first.body.meta.min_id}`, { token: u.token });
+    const next = await call("GET", `/users/me/channels/subscribed?count=1&before_id=${first.body.meta.min_id}`, { token: u.token });
     expect(next.body.data.map((c: any) => c.id)).toEqual([c1.id]);
     expect(next.body.meta.more).toBe(false);
-    const typed = await call("GET", "/channels?channel_types=com.example.room", { token: u.token });
+    const typed = await call("GET", "/users/me/channels/subscribed?channel_types=com.example.room", { token: u.token });
     expect(typed.body.data.map((c: any) => c.id)).toEqual([c2.id]);
 
     const un = await call("DELETE", `/channels/${c1.id}/subscribe`, { token: u.token, now: tick() });
     expect(un.status).toBe(200);
     expect(un.body.data).toMatchObject({ you_subscribed: false, counts: { subscribers: 1 } });
-    expect((await call("GET", "/channels", { token: u.token })).body.data.map((c: any) => c.id)).toEqual([c2.id]);
-    expect((await call("GET", "/channels")).status).toBe(401);
+    expect((await call("GET", "/users/me/channels/subscribed", { token: u.token })).body.data.map((c: any) => c.id)).toEqual([c2.id]);
+    expect((await call("GET", "/users/me/channels/subscribed")).status).toBe(401);
   });
 });
 
@@ -225,7 +225,7 @@ describe("channel muting (api.md §3)", () => {
     const muted = await call("PUT", `/channels/${ch.id}/mute`, { token: u.token, now: tick() });
     expect(muted.status).toBe(200);
     expect(muted.body.data).toMatchObject({ id: ch.id, you_muted: true, you_subscribed: false, counts: { subscribers: 1 } });
-    expect((await call("GET", "/channels", { token: u.token })).body.data).toEqual([]);
+    expect((await call("GET", "/users/me/channels/subscribed", { token: u.token })).body.data).toEqual([]);
     const list = await call("GET", "/users/me/channels/muted", { token: u.token });
     expect(list.status).toBe(200);
     expect(list.body.data.map((c: any) => c.id)).toEqual([ch.id]);
@@ -255,7 +255,7 @@ describe("channel muting (api.md §3)", () => {
     await call("PUT", `/channels/${ch.id}/mute`, { token: u.token, now: tick() });
     const back = await call("DELETE", `/channels/${ch.id}/mute`, { token: u.token, now: tick() });
     expect(back.body.data).toMatchObject({ you_muted: false, you_subscribed: false });
-    expect((await call("GET", "/channels", { token: u.token })).body.data).toEqual([]);
+    expect((await call("GET", "/users/me/channels/subscribed", { token: u.token })).body.data).toEqual([]);
   });
 
   it("a muted user is not auto-subscribed by others' private messages until they unmute", async () => {
@@ -278,7 +278,7 @@ describe("channel muting (api.md §3)", () => {
     await call("POST", `/channels/${pm}/messages`, { token: a.token, json: { text: "four" }, now: tick() });
     const still = await call("GET", `/channels/${pm}`, { token: b.token });
     expect(still.body.data).toMatchObject({ you_muted: true, you_subscribed: false, counts: { subscribers: 1, messages: 4 } });
-    expect((await call("GET", "/channels", { token: b.token })).body.data).toEqual([]);
+    expect((await call("GET", "/users/me/channels/subscribed", { token: b.token })).body.data).toEqual([]);
     // B can still read the channel it muted.
     expect((await call("GET", `/channels/${pm}/messages`, { token: b.token })).body.data).toHaveLength(4);
 

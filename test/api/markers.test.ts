@@ -437,9 +437,9 @@ describe("has_unread on channels", () => {
     await ok(reader.token, [{ id: m1.id, name: `channel:${ch.id}` }]);
     expect((await get(reader.token)).has_unread).toBe(true);
 
-    // In lists too (GET /channels: the user's subscriptions), computed in the same query.
+    // In lists too (GET /users/me/channels/subscribed: the inbox), computed in the same query.
     await call("PUT", `/channels/${ch.id}/subscribe`, { token: reader.token, now: tick() });
-    const list = await call("GET", "/channels", { token: reader.token });
+    const list = await call("GET", "/users/me/channels/subscribed", { token: reader.token });
     const listed = list.body.data.find((c: any) => c.id === ch.id);
     expect(listed.has_unread).toBe(true);
     expect(dbCalls(list)).toBe(2);

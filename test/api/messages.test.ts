@@ -259,7 +259,7 @@ describe("private messages", () => {
     // A different set of users is a different channel.
     const pair = await call("POST", "/channels/pm/messages", { token: a.token, json: { destinations: [b.user.id], text: "just us" }, now: tick() });
     expect(pair.body.data.channel_id).not.toBe(pmId);
-    const subscribed = await call("GET", `/channels?channel_types=${PM}`, { token: b.token });
+    const subscribed = await call("GET", `/users/me/channels/subscribed?channel_types=${PM}`, { token: b.token });
     expect(subscribed.body.data.map((x: any) => x.id).sort()).toEqual([pmId, pair.body.data.channel_id].sort());
   });
 

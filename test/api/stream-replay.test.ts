@@ -160,6 +160,12 @@ describe("app stream replay", () => {
     await s.closed;
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) ids.push(await post(`missed ${i}`));
+    // Delivery runs after each response; wait until the hub holds all 20 (a watcher replays them)
+    // so the eviction below cannot race the last delivery.
+    const watcher = await resume(token, "evicted", seen.meta.id);
+    await waitForEvents(watcher.s, 20);
+    watcher.s.ws.close(1000);
+    await watcher.s.closed;
 
     const hub = () => appHubFor(env, Number(app.id), "evicted");
     await runInDurableObject(hub(), (instance) => Object.assign(instance, { marked: true }));

@@ -341,8 +341,8 @@ describe("user streams", () => {
 
   it("subscribes with connection_id, delivers with subscription_ids, unsubscribes and deletes", async () => {
     const { app, user, token, s, cid } = await userStream();
-    const presenceSub = await subscribe("/presence", token, cid);
-    expect(await subscribe("/presence", token, cid)).toBe(presenceSub);
+    const presenceSub = await subscribe("/presence?include_not_followed=1", token, cid);
+    expect(await subscribe("/presence?include_not_followed=1", token, cid)).toBe(presenceSub);
     const tokenSub = await subscribe("/token", token, cid);
     const tokenRes = await call("GET", `/token?connection_id=${cid}`, { token });
     expect(tokenRes.body.data.user.id).toBe(user.id);
@@ -404,7 +404,7 @@ describe("user streams", () => {
     expect(await rowsOf(cid)).toEqual([]);
 
     const hub = userHubFor(env, Number(user.id));
-    for (let i = 1; i <= 15; i++) expect(await hub.subscribe(cid, "channel_messages", i, 0)).toMatchObject({ created: true });
+    for (let i = 1; i <= 15; i++) expect(await hub.subscribe(cid, { endpoint: "channel_messages", channelId: i, targetId: null, flags: 0, params: {} }, 0)).toMatchObject({ created: true });
     await subscribe("/presence", token, cid);
     const full = await call("GET", `/token?connection_id=${cid}`, { token });
     expect(full.status).toBe(400);
@@ -452,21 +452,23 @@ describe("user streams", () => {
     expect(msg.status).toBe(201);
     const mf = await s.next((f) => f.meta?.type === "message");
     expect(mf.meta.subscription_ids).toEqual([chSub]);
+    expect(mf.meta.channel_type).toBe("com.example.chat");
     expect(mf.data).toEqual([expect.objectContaining({ id: msg.body.data.id, channel_id: ch })]);
     const file = await call("POST", "/files", { token, json: { kind: "other", type: "com.example.test", name: "a.txt" } });
     expect(file.status).toBe(201);
     const ff = await s.next((f) => f.meta?.type === "file");
     expect(ff.meta.subscription_ids).toEqual([filesSub]);
     expect(ff.data.id).toBe(file.body.data.id);
-    // No write publishes these two yet: through the sink. Channel presence goes to the channel's
-    // subscriptions, a profile change to the user's own /token subscriptions.
+    // Through the sink: channel presence goes to the channel's /presence subscriptions (the
+    // user's own included), a profile change to the user's own /token subscriptions.
     const tokenSub = await subscribe("/token", token, cid);
+    const presenceSub = await subscribe(`/channels/${ch}/presence`, token, cid);
     await deliverEvents(env, [
       { type: "user_channel_presence", data: [{ id: user.id, presence: "here" }], timestamp: 5, route: { channelId: Number(ch) } },
       { type: "user", data: { id: user.id }, timestamp: 6, route: { actorId: Number(user.id) } },
     ]);
     expect(await s.next((f) => f.meta?.type === "user_channel_presence")).toEqual({
-      meta: { type: "user_channel_presence", id: expect.stringMatching(/^\d+$/), timestamp: 5, subscription_ids: [chSub] },
+      meta: { type: "user_channel_presence", id: expect.stringMatching(/^\d+$/), timestamp: 5, subscription_ids: [presenceSub], channel_id: ch },
       data: [{ id: user.id, presence: "here" }],
     });
     expect((await s.next((f) => f.meta?.type === "user")).meta.subscription_ids).toEqual([tokenSub]);
