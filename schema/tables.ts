@@ -526,6 +526,18 @@ export const channelPresence = sqliteTable(
   (t) => [primaryKey({ columns: [t.channelId, t.userId] }), index("channel_presence_channel_expires").on(t.channelId, t.expiresAt)],
 );
 
+/**
+ * Change counters of the presence list, one per shard of users (user id % 16), bumped by database
+ * triggers on every write to `presence` and on renames, avatar changes and disabling of users
+ * (migration presence_versions). A reader that sees the same sum in the same snapshot as a list
+ * it cached knows nothing in that list changed; shards keep concurrent Postgres writers of
+ * different users from contending for one row.
+ */
+export const presenceVersions = sqliteTable("presence_versions", {
+  shard: integer("shard").primaryKey(),
+  version: integer("version").notNull().default(0),
+});
+
 export const appStreams = sqliteTable(
   "app_streams",
   {

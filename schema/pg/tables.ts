@@ -579,6 +579,12 @@ export const channelPresence = pgTable(
   (t) => [primaryKey({ columns: [t.channelId, t.userId] }), index("channel_presence_channel_expires").on(t.channelId, t.expiresAt)],
 );
 
+/** Change counters of the presence list per shard of users (see ../tables.ts). */
+export const presenceVersions = pgTable("presence_versions", {
+  shard: rowidLike(integer("shard").primaryKey()),
+  version: int8("version").notNull().default(0),
+});
+
 export const appStreams = pgTable(
   "app_streams",
   {

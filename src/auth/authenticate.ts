@@ -2,8 +2,20 @@ import type { MiddlewareHandler } from "hono";
 import { ApiError } from "../http/errors";
 import { now } from "../http/time";
 import type { AppEnv } from "../http/types";
-import { findToken, scopeList, touchActivity } from "../stores/tokens";
+import type { Statement } from "../db/batch";
+import { findTokenWith, scopeList, touchActivity } from "../stores/tokens";
 import { sha256Hex } from "./crypto";
+
+/** Reads of GET paths that may ride with the token lookup (`c.var.alongside` has their results). */
+const alongsideReads = new Map<string, () => Statement[]>();
+
+/**
+ * Declares statements that a GET of `path` (under /v1) needs whoever calls, to be run in the
+ * token lookup's round trip and snapshot: an authenticated read then costs one round trip.
+ */
+export function readAlongsideToken(path: string, statements: () => Statement[]): void {
+  alongsideReads.set("/v1" + path, statements);
+}
 
 /** The bearer token of a request: the Authorization header, or `access_token` in the query. */
 export function bearerToken(authorization: string | undefined, query: string | undefined): string | undefined {
@@ -24,7 +36,10 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   c.set("auth", null);
   const raw = bearerToken(c.req.header("authorization"), c.req.query("access_token"));
   if (raw !== undefined && !c.req.path.startsWith("/v1/admin") && !c.req.path.startsWith("/v1/oauth")) {
-    const found = await findToken(c.var.db, await sha256Hex(raw));
+    const path = c.req.path.length > 1 && c.req.path.endsWith("/") ? c.req.path.slice(0, -1) : c.req.path;
+    const alongside = c.req.method === "GET" ? alongsideReads.get(path) : undefined;
+    const [found, results] = await findTokenWith(c.var.db, await sha256Hex(raw), alongside?.() ?? []);
+    if (alongside) c.set("alongside", results);
     if (!found || found.app.deletedAt != null || found.user?.isDisabled) {
       throw ApiError.unauthorized("the access token is unknown or was deleted");
     }

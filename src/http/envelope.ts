@@ -16,3 +16,20 @@ export function ok(c: Context, data: unknown, meta: Meta = {}, status: 200 | 201
 export function addMeta(c: Context, fields: Meta): void {
   c.set("extraMeta", { ...(c.get("extraMeta") as Meta | undefined), ...fields });
 }
+
+const encoder = new TextEncoder();
+
+/**
+ * A 200 envelope whose `data` is JSON already encoded (a cached rendering): the same bytes
+ * `ok(c, data)` would send, without encoding the data again.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function okEncoded(c: Context, data: Uint8Array): any {
+  const extra = c.get("extraMeta") as Meta | undefined;
+  const head = encoder.encode(`{"meta":${JSON.stringify({ code: 200, ...extra })},"data":`);
+  const body = new Uint8Array(head.length + data.length + 1);
+  body.set(head);
+  body.set(data, head.length);
+  body[body.length - 1] = 0x7d; // }
+  return c.body(body, 200, { "content-type": "application/json" });
+}

@@ -1,5 +1,5 @@
 import type { AppRecord } from "../stores/apps";
-import type { Db } from "../db";
+import type { Db, RawResult } from "../db";
 import type { TokenRecord } from "../stores/tokens";
 import type { UserExtras, UserRecord } from "../stores/users";
 import type { Meta } from "./envelope";
@@ -20,5 +20,7 @@ export type AppEnv = {
     db: Db;
     auth: Auth | null;
     extraMeta?: Meta;
+    /** Results of the reads a route asked to run with the token lookup (`readAlongsideToken`). */
+    alongside?: RawResult[];
   };
 };

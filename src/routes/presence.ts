@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { ANY_TOKEN, currentUser, userToken } from "../auth/access";
+import { readAlongsideToken } from "../auth/authenticate";
 import { LIMITS } from "../config";
 import { readFields, stringField } from "../http/body";
 import { ok } from "../http/envelope";
@@ -11,7 +12,10 @@ import { now } from "../http/time";
 import { appliedPresence } from "../middleware/update-presence";
 import { parseStatus, setUserPresence } from "../services/presence";
 import { parseExpiration } from "../services/presence-expiry";
-import { getPresence, listOnline } from "../stores/presence";
+import { runBatch } from "../db/batch";
+import { okEncoded } from "../http/envelope";
+import { getPresence } from "../stores/presence";
+import { cachedPresenceList, presenceListReads, presenceVersionQuery, renderPresenceList } from "../stores/presence-list";
 import { viewContext } from "../views/context";
 import { renderPresence } from "../views/presence";
 
@@ -43,6 +47,8 @@ const PresenceBody = z
 
 const params = z.object({ user_id: userRef.openapi({ param: { name: "user_id", in: "path" }, example: "me" }) });
 
+readAlongsideToken("/presence", () => [presenceVersionQuery()]);
+
 export const presenceRoutes = createRouter()
   .openapi(
     defineRoute(ANY_TOKEN, {
@@ -51,13 +57,15 @@ export const presenceRoutes = createRouter()
       tags: ["Presence"],
       summary: "Presence of every user who is not offline (newest update first)",
       description:
-        "Every user whose status is live (not offline, not lapsed after 15 minutes without renewal), newest update first; disabled users never show. Any token; emits nothing.",
+        "Every user whose status is live (not offline, not past its expiration: 15 minutes after the last update unless set), newest update first; disabled users never show. The rendered list is kept between requests and served again while no presence, and no listed user's name, username or avatar, changed (one database round trip). Any token; emits nothing.",
       responses: { 200: Envelope(z.array(PresenceSchema), "Presence objects", [examplePresence]), ...errors(401) },
     }),
     async (c) => {
+      // One round trip when the list is unchanged: its version came with the token lookup.
       const origin = viewContext(c).origin;
-      const rows = await listOnline(c.var.db, now(c));
-      return ok(c, rows.map((r) => renderPresence(r, origin)));
+      const at = now(c);
+      const cachedList = cachedPresenceList(c.get("alongside")?.[0], origin, at);
+      return okEncoded(c, cachedList ?? renderPresenceList(await runBatch(c.var.db, [...presenceListReads(at)]), origin, at));
     },
   )
   .openapi(

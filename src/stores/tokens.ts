@@ -1,6 +1,6 @@
 import { and, eq, fillPlaceholders, getTableColumns, sql } from "drizzle-orm";
-import { schema, type Db } from "../db";
-import { BoundQuery, compile, runBatch } from "../db/batch";
+import { schema, type Db, type RawResult } from "../db";
+import { BoundQuery, compile, runBatch, type Statement } from "../db/batch";
 import { pick, selectGroup, type Field } from "../db/compiled";
 import type { Query } from "../db/types";
 import type { AppRecord } from "./apps";
@@ -27,15 +27,23 @@ function compiledTokenRead() {
 
 /** The token with its app and (for user tokens) user with its badge and presence, in one query. */
 export async function findToken(db: Db, tokenHash: string): Promise<TokenRow | undefined> {
+  return (await findTokenWith(db, tokenHash, []))[0];
+}
+
+/**
+ * The token lookup and, in the same round trip (one read snapshot), `alongside` statements that
+ * do not depend on the caller; their results follow the token's.
+ */
+export async function findTokenWith(db: Db, tokenHash: string, alongside: Statement[]): Promise<[TokenRow | undefined, RawResult[]]> {
   const read = compiledTokenRead();
-  const [result] = await runBatch(db, [new BoundQuery({ sql: read.query.sql, params: fillPlaceholders(read.query.params, { hash: tokenHash }) })]);
+  const [result, ...rest] = await runBatch(db, [new BoundQuery({ sql: read.query.sql, params: fillPlaceholders(read.query.params, { hash: tokenHash }) }), ...alongside]);
   const row = result.results[0];
-  if (!row) return undefined;
-  return {
+  if (!row) return [undefined, rest];
+  return [{
     token: pick(row, read.token) as unknown as TokenRecord,
     app: pick(row, read.app) as unknown as AppRecord,
     user: row.u_id == null ? null : (pick(row, read.user) as unknown as UserRecord & UserExtras),
-  };
+  }, rest];
 }
 
 /** Issues a token; a user token also records the user's authorization of the app. */
