@@ -180,6 +180,7 @@ export const messageRoutes = createRouter()
       const { ch, access } = requireReadable(found.channel, user.id);
       requireChannelScope(c, ch);
       if (!access.write) throw ApiError.forbidden("you may not write to this channel");
+      if (!ch.isActive) throw ApiError.badRequest("this channel was deactivated: it takes no new messages");
       if (replyTo !== undefined && !found.parent) throw ApiError.badRequest("'reply_to' must be a message of this channel");
       const participants = ch.type === PM_TYPE && ch.pmKey ? pmParticipants(ch.pmKey) : [];
       return sendMessage(c, { channelId: ch.id }, body, found.parent, participants, includeRaw(c.req.valid("query"), "message"));

@@ -36,6 +36,10 @@ describe("DELETE /channels/{id} (deactivate)", () => {
     // A lookup by id still finds it; subscribing again is refused.
     expect((await call("GET", `/channels?ids=${ch.id}`, { token: u.token })).body.data[0].is_active).toBe(false);
     expect((await call("PUT", `/channels/${ch.id}/subscribe`, { token: u.token, now: tick() })).status).toBe(400);
+    // It takes no new messages, not even from its owner.
+    const post = await call("POST", `/channels/${ch.id}/messages`, { token: owner.token, json: { text: "still here?" }, now: tick() });
+    expect(post.status).toBe(400);
+    expect(post.body.meta.error_message).toMatch(/deactivated/);
   });
 
   it("refuses private-message channels (400) and unreadable ones (404)", async () => {
