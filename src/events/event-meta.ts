@@ -31,7 +31,7 @@ export interface MetaPlan {
 
 type Obj = Record<string, unknown> | undefined;
 const CHAT_TYPE = "io.example.core.chat";
-const CHAT_SETTINGS = "io.example.core.chat.settings";
+const CHAT_SETTINGS = "io.example.core.chat-settings";
 const num = (v: unknown): number | undefined => (v === undefined || v === null || v === "" || Number.isNaN(Number(v)) ? undefined : Number(v));
 const first = (data: unknown): Obj => (Array.isArray(data) ? data[0] : data) as Obj;
 const fields = (o: Record<string, unknown>) => (Object.keys(o).length ? JSON.stringify(o).slice(1, -1) : "");
@@ -117,7 +117,7 @@ export function planMeta(e: StampedEvent): MetaPlan {
   }
 }
 
-/** The name of a chat room, from its `…chat.settings` raw entry (raw is `{type: [values]}`). */
+/** The name of a chat room, from its `…chat-settings` raw entry (raw is `{type: [values]}`). */
 function chatName(raw: unknown): string | undefined {
   const byType = (typeof raw === "string" ? safeParse(raw) : raw) as Record<string, { name?: unknown }[]> | null;
   const settings = byType && typeof byType === "object" ? byType[CHAT_SETTINGS] : undefined;

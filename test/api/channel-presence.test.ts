@@ -143,6 +143,15 @@ describe("presence expiration", () => {
 });
 
 describe("app stream meta for push relays", () => {
+  it("a chat room's messages carry its chat-settings name as channel_name", async () => {
+    const app = await appStream(["message"]);
+    const owner = await actor(ALL_SCOPES);
+    const ch = await newChannel(owner.token, { type: "io.example.core.chat", acl: { read: { public: true } }, raw: { "io.example.core.chat-settings": [{ name: "Room Nine" }] } });
+    const msg = (await must(call("POST", `/channels/${ch}/messages`, { token: owner.token, json: { text: "hi room" } }), 201)).data.id;
+    const f = await app.s.next((x) => x.meta?.type === "message" && x.data[0].id === msg);
+    expect(f.meta).toMatchObject({ channel_type: "io.example.core.chat", channel_name: "Room Nine" });
+  });
+
   it("messages carry channel_type, subscribed_user_ids and suppress_notifications (mutes, blocks, channel mutes)", async () => {
     const app = await appStream(["message", "post"]);
     const owner = await actor(ALL_SCOPES);
