@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { ApiError } from "../http/errors";
 import { now } from "../http/time";
 import type { AppEnv } from "../http/types";
@@ -6,14 +6,21 @@ import type { Statement } from "../db/batch";
 import { findTokenWith, scopeList, touchActivity } from "../stores/tokens";
 import { sha256Hex } from "./crypto";
 
-/** Reads of GET paths that may ride with the token lookup (`c.var.alongside` has their results). */
-const alongsideReads = new Map<string, () => Statement[]>();
+/** The statements a GET path's handler will need, given the request and its token's viewer; none when unsure. */
+type AlongsideReads = (c: Context<AppEnv>, viewer: { tokenHash: string }) => Statement[] | undefined;
+
+/** Reads of GET paths that ride with the token lookup (`c.var.alongside` has their results). */
+const alongsideReads = new Map<string, AlongsideReads>();
 
 /**
- * Declares statements that a GET of `path` (under /v1) needs whoever calls, to be run in the
- * token lookup's round trip and snapshot: an authenticated read then costs one round trip.
+ * Declares the reads a GET of `path` (under /v1) will make, to run in the token lookup's round
+ * trip and snapshot: an authenticated read then costs one round trip, as the one-read floor does.
+ * Statements name the caller through `viewerSql(viewer)` (the token's user, looked up inside the
+ * statement). The handler must use the results only when access checks pass, and must compute
+ * the same statements from the same parameters; a factory that cannot (bad parameters) returns
+ * undefined and the handler reads on its own.
  */
-export function readAlongsideToken(path: string, statements: () => Statement[]): void {
+export function readAlongsideToken(path: string, statements: AlongsideReads): void {
   alongsideReads.set("/v1" + path, statements);
 }
 
@@ -27,6 +34,14 @@ export function bearerToken(authorization: string | undefined, query: string | u
   return query || undefined;
 }
 
+function alongsideFor(c: Context<AppEnv>, path: string, tokenHash: string): Statement[] | undefined {
+  try {
+    return alongsideReads.get(path)?.(c, { tokenHash });
+  } catch {
+    return undefined; // bad parameters: the route reports them, after authentication
+  }
+}
+
 /**
  * Resolves the caller from the token (one indexed query, token + app + user) and sets
  * `c.var.auth`; a token that is given but unknown or deleted is a 401 on every endpoint.
@@ -37,9 +52,10 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   const raw = bearerToken(c.req.header("authorization"), c.req.query("access_token"));
   if (raw !== undefined && !c.req.path.startsWith("/v1/admin") && !c.req.path.startsWith("/v1/oauth")) {
     const path = c.req.path.length > 1 && c.req.path.endsWith("/") ? c.req.path.slice(0, -1) : c.req.path;
-    const alongside = c.req.method === "GET" ? alongsideReads.get(path) : undefined;
-    const [found, results] = await findTokenWith(c.var.db, await sha256Hex(raw), alongside?.() ?? []);
-    if (alongside) c.set("alongside", results);
+    const hash = await sha256Hex(raw);
+    const reads = c.req.method === "GET" ? alongsideFor(c, path, hash) : undefined;
+    const [found, results] = await findTokenWith(c.var.db, hash, reads ?? []);
+    if (reads) c.set("alongside", results);
     if (!found || found.app.deletedAt != null || found.user?.isDisabled) {
       throw ApiError.unauthorized("the access token is unknown or was deleted");
     }

@@ -8,7 +8,15 @@ import { ok } from "../http/envelope";
 import { ApiError } from "../http/errors";
 import { finishPage, pageQuery, parsePage } from "../http/pagination";
 import { createRouter, defineRoute, Envelope, errors } from "../http/route";
-import { INTERACTION_ACTIONS, readInteractions, USERS_PER_INTERACTION, type InteractionAction } from "../stores/interactions";
+import { readAlongsideToken } from "../auth/authenticate";
+import {
+  decodeInteractionPage,
+  INTERACTION_ACTIONS,
+  interactionPageQueries,
+  readInteractions,
+  USERS_PER_INTERACTION,
+  type InteractionAction,
+} from "../stores/interactions";
 import { viewContext } from "../views/context";
 import { renderInteraction } from "../views/interaction";
 
@@ -71,17 +79,25 @@ const interactionsRoute = (path: string, deprecated: boolean) =>
 
 type InteractionsQuery = { count?: string; since_id?: string; before_id?: string; filters?: string; exclude?: string };
 
-async function interactions(c: Context<AppEnv>, q: InteractionsQuery) {
-  const user = c.var.auth?.user;
-  if (!user) throw ApiError.forbidden("'me' needs a user token");
+/** The page and the actions a query asks for. */
+function parseInteractionsQuery(q: InteractionsQuery) {
   const page = parsePage(q);
   const filters = parseActions("filters", q.filters);
   const excluded = filters ? undefined : parseActions("exclude", q.exclude);
   const actions = filters
     ? INTERACTION_ACTIONS.filter((a) => filters.includes(a))
     : INTERACTION_ACTIONS.filter((a) => !excluded?.includes(a));
+  return { page, actions };
+}
+
+async function interactions(c: Context<AppEnv>, q: InteractionsQuery) {
+  const user = c.var.auth?.user;
+  if (!user) throw ApiError.forbidden("'me' needs a user token");
+  const { page, actions } = parseInteractionsQuery(q);
   if (!actions.length) return ok(c, [], { more: false });
-  const data = await readInteractions(c.var.db, user.id, actions, page);
+  // The page was read with the token lookup (one round trip), from the same parameters.
+  const read = c.get("alongside");
+  const data = read ? decodeInteractionPage(read) : await readInteractions(c.var.db, user.id, actions, page);
   const { items, meta } = finishPage(data.groups, page, (g) => g.latestEventId);
   const view = viewContext(c);
   return ok(
@@ -89,6 +105,13 @@ async function interactions(c: Context<AppEnv>, q: InteractionsQuery) {
     items.flatMap((g) => renderInteraction(g, data, view) ?? []),
     meta,
   );
+}
+
+for (const path of ["/users/me/interactions", "/users/me/actions"]) {
+  readAlongsideToken(path, (c, viewer) => {
+    const { page, actions } = parseInteractionsQuery(c.req.query());
+    return actions.length ? [...interactionPageQueries(viewer, actions, page)] : undefined;
+  });
 }
 
 export const interactionRoutes = createRouter()

@@ -1,7 +1,7 @@
 import { Column, is, sql, type SQL } from "drizzle-orm";
 import type { Db, Row } from "../db";
 import { runBatch } from "../db/batch";
-import { userViewColumns, type UserView } from "./users";
+import { userViewColumns, type UserView, type Viewer } from "./users";
 
 // SQL shared by the channel, message and search stores: who may read a channel, the
 // embedded user of a row, and how rows come back from raw D1 statements.
@@ -31,7 +31,7 @@ let userDecoders: [string, Decoder][] | undefined;
  * Columns of the user joined as `users` (unaliased), with the viewer's relationship flags,
  * aliased `u__<field>` so they can sit next to other columns; `readUser` decodes them.
  */
-export function userColumnsSql(viewerId: number | null): SQL {
+export function userColumnsSql(viewerId: Viewer | null): SQL {
   const cols = userViewColumns(viewerId);
   return sql.join(
     Object.entries(cols).map(([k, v]) => sql`${v} AS ${sql.identifier(USER_PREFIX + k)}`),

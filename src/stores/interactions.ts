@@ -4,7 +4,7 @@ import { bool, json, pageBoundsSql, readUser, userColumnsSql, type Row } from ".
 import type { Db, RawResult } from "../db";
 import { mixedBatch } from "../db/batch";
 import { postsQuery, toPostSet, type PostSet } from "./posts";
-import type { UserView } from "./users";
+import { viewerSql, type UserView, type Viewer } from "./users";
 import { inList, jsonArray, jsonArrayAgg } from "../db/dialect";
 
 export type InteractionAction = "bookmark" | "reply" | "repost" | "follow" | "poll_response";
@@ -90,12 +90,12 @@ export interface InteractionPage {
 }
 
 /** `SELECT` of the page's groups: one index range scan, or one per action merged when only some actions are wanted. */
-function groupsPageSql(userId: number, actions: readonly InteractionAction[], page: Page): SQL {
+function groupsPageSql(userId: Viewer, actions: readonly InteractionAction[], page: Page): SQL {
   const dir = sql.raw(page.newestFirst ? "DESC" : "ASC");
   const limit = page.limit + 1;
   const scan = (action?: InteractionAction) =>
     sql`SELECT g.id, g.action, g.object_id, g.latest_event_id, g.latest_at FROM interaction_groups g
-      WHERE g.user_id = ${userId} ${action ? sql`AND g.action = ${action}` : sql``} AND ${pageBoundsSql("g.latest_event_id", page)}
+      WHERE g.user_id = ${viewerSql(userId)} ${action ? sql`AND g.action = ${action}` : sql``} AND ${pageBoundsSql("g.latest_event_id", page)}
       ORDER BY g.latest_event_id ${dir} LIMIT ${limit}`;
   if (actions.length === INTERACTION_ACTIONS.length) return scan();
   if (actions.length === 1) return scan(actions[0]);
@@ -109,7 +109,7 @@ function groupsPageSql(userId: number, actions: readonly InteractionAction[], pa
  * one row per actor (their latest event), the newest USERS_PER_INTERACTION actors kept. Anonymous
  * polls name no one: their events are not even read.
  */
-function groupActorsSql(pg: SQL, viewerId: number | null): SQL {
+function groupActorsSql(pg: SQL, viewerId: Viewer | null): SQL {
   return sql`WITH pg AS (${pg}),
     recent AS (
       SELECT e.group_id, e.actor_id, e.id FROM pg JOIN interaction_events e ON e.group_id = pg.id
@@ -151,7 +151,7 @@ function readActors(r: RawResult): Map<number, UserView[]> {
  * and polls acted on. Each statement recomputes the page (a bounded index range scan) as a
  * subquery, so all of it is one round trip. `actions` must not be empty.
  */
-export function interactionPageQueries(db: Db, userId: number, actions: readonly InteractionAction[], page: Page) {
+export function interactionPageQueries(userId: Viewer, actions: readonly InteractionAction[], page: Page) {
   const pg = groupsPageSql(userId, actions, page);
   const objectsOf = (list: readonly InteractionAction[]) =>
     sql`SELECT pg.object_id AS id FROM (${pg}) pg WHERE pg.action IN ${inList(list, "text")}`;
@@ -173,7 +173,11 @@ export function interactionPageQueries(db: Db, userId: number, actions: readonly
 
 /** One page of the user's interactions and everything its items embed, in one round trip. */
 export async function readInteractions(db: Db, userId: number, actions: readonly InteractionAction[], page: Page): Promise<InteractionPage> {
-  const [groupsRes, actorsRes, postRows, usersRes, pollsRes] = await mixedBatch(db, interactionPageQueries(db, userId, actions, page));
+  return decodeInteractionPage(await mixedBatch(db, interactionPageQueries(userId, actions, page)));
+}
+
+/** The results of `interactionPageQueries` (in order) as a page. */
+export function decodeInteractionPage([groupsRes, actorsRes, postRows, usersRes, pollsRes]: readonly RawResult[]): InteractionPage {
   const rows = (r: RawResult) => r.results;
   const groups = readGroups(groupsRes);
   const actorMap = readActors(actorsRes);

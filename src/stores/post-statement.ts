@@ -3,7 +3,7 @@ import { isPostgres, schema, type Row } from "../db";
 import { BoundQuery, compile } from "../db/batch";
 import { selectGroup, pick, type Field } from "../db/compiled";
 import type { AppRef, PostRecord, PostView } from "./posts";
-import { embeddedUserColumns, type UserView } from "./users";
+import { embeddedUserColumns, type UserView, type Viewer } from "./users";
 
 // The statement that reads posts with everything a Post object embeds, compiled once per shape
 // (anonymous or not, paged or not) and bound per request: building it through drizzle on every
@@ -25,8 +25,15 @@ interface Shape {
 
 const bool = (v: unknown) => v === 1 || v === true || v === "1";
 
-function buildShape(anonymous: boolean, paged: boolean): Shape {
-  const viewer = anonymous ? null : sql`${sql.placeholder("viewer")}`;
+type ViewerKind = "anonymous" | "user" | "token";
+
+function buildShape(kind: ViewerKind, paged: boolean): Shape {
+  const viewer =
+    kind === "anonymous"
+      ? null
+      : kind === "user"
+        ? sql`${sql.placeholder("viewer")}`
+        : sql`(SELECT vt.user_id FROM tokens vt WHERE vt.token_hash = ${sql.placeholder("hash")})`;
   const flag = (q: SQL) => (viewer ? q : sql`0`);
   const fromPage = (col: string) => (paged ? sql`(SELECT pg.${sql.raw(col)} FROM page pg WHERE pg.id = ${posts.id})` : sql`NULL`);
   const post = selectGroup(getTableColumns(posts), "p_");
@@ -50,10 +57,10 @@ function buildShape(anonymous: boolean, paged: boolean): Shape {
 }
 
 const shapes = new Map<string, Shape>();
-function shapeFor(anonymous: boolean, paged: boolean): Shape {
-  const key = `${anonymous}:${paged}`;
+function shapeFor(kind: ViewerKind, paged: boolean): Shape {
+  const key = `${kind}:${paged}`;
   let shape = shapes.get(key);
-  if (!shape) shapes.set(key, (shape = buildShape(anonymous, paged)));
+  if (!shape) shapes.set(key, (shape = buildShape(kind, paged)));
   return shape;
 }
 
@@ -62,8 +69,8 @@ function shapeFor(anonymous: boolean, paged: boolean): Shape {
  * `paged` the columns of `pageRow`), plus the originals their reposts embed, each with author,
  * client and the viewer's flags; decode its rows with `decodePostRow`.
  */
-export function boundPostsQuery(viewerId: number | null, pageIds: SQL, paged: boolean): BoundQuery {
-  const shape = shapeFor(viewerId == null, paged);
+export function boundPostsQuery(viewer: Viewer | null, pageIds: SQL, paged: boolean): BoundQuery {
+  const shape = shapeFor(viewer == null ? "anonymous" : typeof viewer === "number" ? "user" : "token", paged);
   const page = compile(pageIds);
   let text = shape.text;
   if (isPostgres && page.params.length) {
@@ -71,13 +78,14 @@ export function boundPostsQuery(viewerId: number | null, pageIds: SQL, paged: bo
     text = shape.shifted.get(n) ?? shape.text.replace(/\$(\d+)/g, (_, i) => `$${Number(i) + n}`);
     shape.shifted.set(n, text);
   }
-  const params = viewerId == null ? shape.params : fillPlaceholders(shape.params, { viewer: viewerId });
+  const params =
+    viewer == null ? shape.params : fillPlaceholders(shape.params, typeof viewer === "number" ? { viewer } : { hash: viewer.tokenHash });
   return new BoundQuery({ sql: `with page as (${page.sql}) ${text}`, params: [...page.params, ...params] });
 }
 
 /** A row of `boundPostsQuery` as a PostView, and whether the page asked for it (else it is an embedded original). */
 export function decodePostRow(row: Row): { view: PostView; inPage: boolean } {
-  const shape = shapeFor(false, false); // the fields are the same for every shape
+  const shape = shapeFor("user", false); // the fields are the same for every shape
   const view: PostView = {
     post: pick(row, shape.postFields) as unknown as PostRecord,
     user: row.u_id == null ? null : (pick(row, shape.userFields) as unknown as UserView),

@@ -5,7 +5,7 @@ import { first, mixedBatch, type BoundQuery } from "../db/batch";
 import { int, jsonRows, text } from "../db/dialect";
 import { readUser, userColumnsSql } from "./channel-sql";
 import { boundPostsQuery, decodePostRow } from "./post-statement";
-import type { UserView } from "./users";
+import type { UserView, Viewer } from "./users";
 
 // Reading posts: the one statement that reads a page of posts with everything a Post object
 // embeds, and the lookups by id. Lists (streams, bookmarks, search) build the page's ids in
@@ -77,8 +77,8 @@ export const pageRow = (id: SQL, pid: SQL, pos: SQL, note: SQL = text(null)) => 
  * The read of the posts whose ids `pageIds` selects: a query with the column `id`, or with
  * `paged` the columns of `pageRow`. Its result (raw rows) goes to `toPostSet`.
  */
-export function postsQuery(viewerId: number | null, pageIds: SQL, opts: { paged?: boolean } = {}): BoundQuery {
-  return boundPostsQuery(viewerId, pageIds, opts.paged ?? false);
+export function postsQuery(viewer: Viewer | null, pageIds: SQL, opts: { paged?: boolean } = {}): BoundQuery {
+  return boundPostsQuery(viewer, pageIds, opts.paged ?? false);
 }
 
 export type PostRows = RawResult;

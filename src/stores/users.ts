@@ -50,9 +50,19 @@ function relationFlags(v: number | SQL) {
   };
 }
 
+/**
+ * Who a read is for: a user id, or the user of a bearer token whose lookup rides in the same
+ * round trip (`readAlongsideToken`), named by the token's hash.
+ */
+export type Viewer = number | { tokenHash: string };
+
+/** The viewer's user id in SQL (a token's viewer: a subquery on the unique token hash). */
+export const viewerSql = (v: Viewer): SQL =>
+  typeof v === "number" ? sql`${v}` : sql`(SELECT vt.user_id FROM tokens vt WHERE vt.token_hash = ${v.tokenHash})`;
+
 /** Columns for a user plus badge, presence and the viewer's relationship flags, for embedding in any select. */
-export function userViewColumns(viewerId: number | null) {
-  return { ...getTableColumns(users), ...userExtraColumns(), ...relationFlags(viewerId ?? 0) };
+export function userViewColumns(viewer: Viewer | null) {
+  return { ...getTableColumns(users), ...userExtraColumns(), ...relationFlags(viewer == null ? 0 : viewerSql(viewer)) };
 }
 
 /**

@@ -99,7 +99,7 @@ describe(`interactions page over ${EVENTS.toLocaleString("en")} interaction even
       ["all actions", ["bookmark", "repost", "reply", "follow", "poll_response"]],
       ["filters=follow,poll_response", ["follow", "poll_response"]],
     ] as const) {
-      for (const [i, q] of interactionPageQueries(db, Number(heavy.user.id), actions, { limit: 20, newestFirst: true, beforeId: middleId }).entries()) {
+      for (const [i, q] of interactionPageQueries(Number(heavy.user.id), actions, { limit: 20, newestFirst: true, beforeId: middleId }).entries()) {
         const { sql, params } = is(q, SQL) ? d.sqlToQuery(q) : q.toSQL();
         const plan = (await DB.prepare("EXPLAIN QUERY PLAN " + sql).bind(...params).all()).results as { detail: string }[];
         console.log(`PLAN ${label} #${i}\n  ` + plan.map((r) => r.detail).join("\n  "));
