@@ -3,13 +3,14 @@ import { currentUser, PUBLIC } from "../auth/access";
 import { ok } from "../http/envelope";
 import { ApiError } from "../http/errors";
 import { examplePoll, examplePollResponse } from "../http/examples";
-import { finishPage, pageQuery, parsePage } from "../http/pagination";
+import type { Context } from "hono";
+import { finishPage, pageQuery, parsePage, type Page } from "../http/pagination";
 import { queryFlag } from "../http/params";
 import { createRouter, defineRoute, Envelope, errors } from "../http/route";
 import { iso, now, parseIso } from "../http/time";
 import type { AppEnv } from "../http/types";
 import { searchPolls, type PollSearch } from "../stores/poll-search";
-import { pollsByCreator, responsesToCreator } from "../stores/polls";
+import { pollsByCreator, responsesToCreator, type LoadedPoll } from "../stores/polls";
 import { viewContext } from "../views/context";
 import { renderAbbreviatedPoll, renderPoll } from "../views/poll";
 import { renderUser } from "../views/user";
@@ -69,6 +70,17 @@ function parseSearch(auth: AppEnv["Variables"]["auth"], q: SearchQuery): PollSea
   };
 }
 
+/** A page of polls, each with its pagination id (the poll's id). */
+function okPollPage(c: Context<AppEnv>, rows: LoadedPoll[], page: Page) {
+  const { items, meta } = finishPage(rows, page, (p) => p.poll.id);
+  const view = viewContext(c);
+  return ok(
+    c,
+    items.map((p) => ({ ...renderPoll(p, view), pagination_id: String(p.poll.id) })),
+    meta,
+  );
+}
+
 export const pollListRoutes = createRouter()
   .openapi(
     defineRoute(PUBLIC, {
@@ -86,14 +98,8 @@ export const pollListRoutes = createRouter()
       const q = c.req.valid("query");
       const search = parseSearch(c.var.auth, q);
       const page = parsePage(q);
-      const view = viewContext(c);
-      const rows = await searchPolls(c.var.db, search, page, view.viewerId, now(c));
-      const { items, meta } = finishPage(rows, page, (p) => p.poll.id);
-      return ok(
-        c,
-        items.map((p) => ({ ...renderPoll(p, view), pagination_id: String(p.poll.id) })),
-        meta,
-      );
+      const rows = await searchPolls(c.var.db, search, page, viewContext(c).viewerId, now(c));
+      return okPollPage(c, rows, page);
     },
   )
   .openapi(
@@ -112,13 +118,7 @@ export const pollListRoutes = createRouter()
       const q = c.req.valid("query");
       const page = parsePage(q);
       const rows = await pollsByCreator(c.var.db, user.id, page, allowedTypes(c.var.auth!.scopes), now(c), listFilters(q));
-      const { items, meta } = finishPage(rows, page, (p) => p.poll.id);
-      const view = viewContext(c);
-      return ok(
-        c,
-        items.map((p) => ({ ...renderPoll(p, view), pagination_id: String(p.poll.id) })),
-        meta,
-      );
+      return okPollPage(c, rows, page);
     },
   )
   .openapi(
