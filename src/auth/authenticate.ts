@@ -4,7 +4,7 @@ import { now } from "../http/time";
 import type { AppEnv } from "../http/types";
 import type { Statement } from "../db/batch";
 import { findTokenWith, scopeList, touchActivity } from "../stores/tokens";
-import { sha256Hex } from "./crypto";
+import { bearerHash } from "./crypto";
 
 /** The statements a GET path's handler will need, given the request and its token's viewer; none when unsure. */
 type AlongsideReads = (c: Context<AppEnv>, viewer: { tokenHash: string }) => Statement[] | undefined;
@@ -52,7 +52,7 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   const raw = bearerToken(c.req.header("authorization"), c.req.query("access_token"));
   if (raw !== undefined && !c.req.path.startsWith("/v1/admin") && !c.req.path.startsWith("/v1/oauth")) {
     const path = c.req.path.length > 1 && c.req.path.endsWith("/") ? c.req.path.slice(0, -1) : c.req.path;
-    const hash = await sha256Hex(raw);
+    const hash = await bearerHash(raw);
     const reads = c.req.method === "GET" ? alongsideFor(c, path, hash) : undefined;
     const [found, results] = await findTokenWith(c.var.db, hash, reads ?? []);
     if (reads) c.set("alongside", results);

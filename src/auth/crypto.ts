@@ -14,6 +14,23 @@ export async function sha256Hex(value: string | ArrayBuffer | Uint8Array): Promi
   return hex(await crypto.subtle.digest("SHA-256", data));
 }
 
+const tokenHashes = new Map<string, string>();
+
+/**
+ * The SHA-256 of a bearer token, as stored. Kept per isolate for the tokens it saw recently: the
+ * limiter and authentication both need it on every request, and a digest is an async round
+ * through WebCrypto.
+ */
+export async function bearerHash(token: string): Promise<string> {
+  let hash = tokenHashes.get(token);
+  if (hash === undefined) {
+    hash = await sha256Hex(token);
+    if (tokenHashes.size >= 10_000) tokenHashes.clear();
+    tokenHashes.set(token, hash);
+  }
+  return hash;
+}
+
 /** The most Workers' WebCrypto allows, and the default. */
 const MAX_PBKDF2_ITERATIONS = 100_000;
 

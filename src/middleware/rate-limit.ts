@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { bearerToken } from "../auth/authenticate";
-import { sha256Hex } from "../auth/crypto";
+import { bearerHash } from "../auth/crypto";
 import { oauthErrorFields } from "../auth/oauth";
 import { LIMITS } from "../config";
 import { ApiError } from "../http/errors";
@@ -72,7 +72,7 @@ export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
   const anon: Subject = { caller: `anon:${ip}`, rule: RULES.anon[kind] };
   // The OAuth endpoints take no bearer token (authentication skips them): always per IP.
   const raw = path.startsWith("/v1/oauth/") ? undefined : tokenOf(c);
-  const subject: Subject = raw === undefined ? anon : { caller: `token:${await sha256Hex(raw)}`, rule: RULES.token[kind] };
+  const subject: Subject = raw === undefined ? anon : { caller: `token:${await bearerHash(raw)}`, rule: RULES.token[kind] };
 
   // A ban this isolate has seen is refused before any work is done, reads included.
   const known = knownBan(subject.caller, at);
