@@ -1,7 +1,8 @@
 import { sql } from "drizzle-orm";
 import { schema, type RawResult } from "../db";
 import { BoundQuery, compile } from "../db/batch";
-import { iso } from "../http/time";
+import { renderPresence } from "../views/presence";
+import type { PresenceRecord } from "./presence";
 
 // GET /presence lists every user online: 10,000 rows and 1.9 MB at the bench's size. Reading,
 // sorting and rendering them on every request cost 30 times a one-row read, while the list
@@ -55,18 +56,18 @@ export const presenceListReads = (now: number) => [presenceVersionQuery(), onlin
 
 /** Renders the rows of `presenceListReads` as the JSON of the `data` array, and keeps it for the next readers. */
 export function renderPresenceList([version, list]: readonly RawResult[], origin: string, now: number): Uint8Array {
-  const avatar = `${origin}/v1/static/default-avatar.png`;
   let validUntil = Number.POSITIVE_INFINITY;
   const data = list.results.map((r) => {
     validUntil = Math.min(validUntil, Number(r.expires));
-    return {
-      id: String(r.id),
-      username: r.username,
-      ...(r.name ? { name: r.name } : {}),
-      avatar_image: r.avatar ?? avatar,
-      presence: r.presence,
-      last_seen_at: iso(Number(r.seen)),
+    const record: PresenceRecord = {
+      userId: Number(r.id),
+      username: String(r.username),
+      name: r.name as string | null,
+      avatarUrl: r.avatar as string | null,
+      presence: String(r.presence),
+      lastSeenAt: Number(r.seen),
     };
+    return renderPresence(record, origin);
   });
   const bytes = encoder.encode(JSON.stringify(data));
   const v = versionOf(version);

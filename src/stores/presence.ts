@@ -1,4 +1,4 @@
-import { and, desc, eq, gt, lte } from "drizzle-orm";
+import { and, eq, gt, lte } from "drizzle-orm";
 import { schema, type Db } from "../db";
 import { first } from "../db/batch";
 
@@ -26,23 +26,6 @@ export interface PresenceRecord {
 }
 
 const userFields = { userId: users.id, username: users.username, name: users.name, avatarUrl: users.avatarUrl };
-
-/**
- * Every user whose status is live at `now`, newest update first: one query (index range on
- * `expires_at`, joined to users by primary key), however many users are online.
- */
-export function onlineQuery(db: Db, now: number) {
-  return db
-    .select({ ...userFields, presence: presence.presence, lastSeenAt: presence.lastSeenAt })
-    .from(presence)
-    .innerJoin(users, eq(users.id, presence.userId))
-    .where(and(gt(presence.expiresAt, now), eq(users.isDisabled, false)))
-    .orderBy(desc(presence.lastSeenAt), desc(presence.userId));
-}
-
-export async function listOnline(db: Db, now: number): Promise<PresenceRecord[]> {
-  return onlineQuery(db, now);
-}
 
 /** One user's presence (offline when none or lapsed); undefined when the user does not exist. */
 export async function getPresence(db: Db, userId: number, now: number): Promise<PresenceRecord | undefined> {
