@@ -2,6 +2,8 @@
 // with the origin, ids, secrets and times replaced by readable stand-ins. The OpenAPI lint checks
 // each example against its response schema (no-invalid-media-type-examples).
 
+import { SCOPES } from "../config";
+
 /** The client reference objects embed (`source`, a token's `app`). */
 export const exampleClientRef = {
   id: "pbx_3Fq9LwZt7XkR2mNv",
@@ -55,19 +57,7 @@ export const exampleUser = {
 
 export const exampleToken = {
   app: exampleClientRef,
-  scopes: [
-    "basic",
-    "email",
-    "files",
-    "follow",
-    "messages",
-    "public_messages",
-    "polls",
-    "presence",
-    "stream",
-    "update_profile",
-    "write_post"
-  ],
+  scopes: [...SCOPES],
   user: exampleUser,
   storage: {
     available: 10737418240,
@@ -267,34 +257,8 @@ export const exampleStats = {
   }
 };
 
-export const exampleTextResult = {
-  text: "Hello @alan, see https://example.com #news",
-  html: "<span itemscope itemtype=\"https://schema.example.io/Post\">Hello <span data-mention-id=\"2\" data-mention-name=\"alan\" itemprop=\"mention\">@alan</span>, see <a href=\"https://example.com\">https://example.com</a> <span data-tag-name=\"news\" itemprop=\"tag\">#news</span></span>",
-  entities: {
-    links: [
-      {
-        pos: 17,
-        len: 19,
-        text: "https://example.com",
-        url: "https://example.com"
-      }
-    ],
-    mentions: [
-      {
-        pos: 6,
-        len: 5,
-        text: "alan",
-        id: "2"
-      }
-    ],
-    tags: [
-      {
-        pos: 37,
-        len: 5,
-        text: "news"
-      }
-    ]
-  },
+/** The entities of the text processor example; the result carries them flat and under `entities`. */
+const exampleEntities = {
   links: [
     {
       pos: 17,
@@ -318,6 +282,13 @@ export const exampleTextResult = {
       text: "news"
     }
   ]
+};
+
+export const exampleTextResult = {
+  text: "Hello @alan, see https://example.com #news",
+  html: "<span itemscope itemtype=\"https://schema.example.io/Post\">Hello <span data-mention-id=\"2\" data-mention-name=\"alan\" itemprop=\"mention\">@alan</span>, see <a href=\"https://example.com\">https://example.com</a> <span data-tag-name=\"news\" itemprop=\"tag\">#news</span></span>",
+  entities: exampleEntities,
+  ...exampleEntities,
 };
 
 export const exampleOperation = {
