@@ -1,6 +1,7 @@
-import { Column, is, sql, type SQL } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import type { Db, Row } from "../db";
 import { runBatch } from "../db/batch";
+import { pick, selectGroup, type Field } from "../db/compiled";
 import { userViewColumns, type UserView, type Viewer } from "./users";
 
 // SQL shared by the channel, message and search stores: who may read a channel, the
@@ -24,34 +25,21 @@ export function canReadSql(alias: string, viewerId: number | null): SQL {
 }
 
 const USER_PREFIX = "u__";
-type Decoder = { mapFromDriverValue(v: unknown): unknown };
-let userDecoders: [string, Decoder][] | undefined;
+let userFields: Field[] | undefined;
 
 /**
  * Columns of the user joined as `users` (unaliased), with the viewer's relationship flags,
  * aliased `u__<field>` so they can sit next to other columns; `readUser` decodes them.
  */
 export function userColumnsSql(viewerId: Viewer | null): SQL {
-  const cols = userViewColumns(viewerId);
-  return sql.join(
-    Object.entries(cols).map(([k, v]) => sql`${v} AS ${sql.identifier(USER_PREFIX + k)}`),
-    sql`, `,
-  );
+  return sql.join(selectGroup(userViewColumns(viewerId), USER_PREFIX).select, sql`, `);
 }
 
 /** The embedded user of a raw row selected with `userColumnsSql`, or null when the join found none. */
 export function readUser(row: Record<string, unknown>): UserView | null {
   if (row[USER_PREFIX + "id"] == null) return null;
-  userDecoders ??= Object.entries(userViewColumns(null)).map(([k, v]) => [
-    k,
-    is(v, Column) ? v : ((v as unknown as { decoder: Decoder }).decoder ?? { mapFromDriverValue: (x: unknown) => x }),
-  ]);
-  const out: Record<string, unknown> = {};
-  for (const [k, dec] of userDecoders) {
-    const raw = row[USER_PREFIX + k];
-    out[k] = raw == null ? null : dec.mapFromDriverValue(raw);
-  }
-  return out as unknown as UserView;
+  userFields ??= selectGroup(userViewColumns(null), USER_PREFIX).fields;
+  return pick(row, userFields) as unknown as UserView;
 }
 
 export type { Row } from "../db";
