@@ -7,13 +7,11 @@ import { messageColumnsSql, messageJoins } from "../messages";
 // What message search means on either backend: the query, the readable channels and the
 // filters. How words are matched and ranked is per backend (fts5.ts, postgres.ts).
 
-/** A message search (api.md "Message search"), already validated and normalised by the route. */
-export interface MessageSearch {
+/** What message and post search share: words, order, and the filters both apply the same way. */
+export interface SearchFilters {
   /** Words of `q`; each is matched as a phrase (stemmed), so no input is query syntax. */
   terms: string[];
   order: "id" | "relevance";
-  /** `pm`: every private-message channel the viewer takes part in; else these channel ids. */
-  channels: "pm" | number[];
   clientId?: string;
   createdAfter?: number;
   createdBefore?: number;
@@ -22,7 +20,6 @@ export interface MessageSearch {
   fileKinds?: string[];
   excludeNsfw?: boolean;
   isReply?: boolean;
-  stickyOnly?: boolean;
   leadingMentions?: string[];
   mentions?: string[];
   pollId?: number;
@@ -33,6 +30,13 @@ export interface MessageSearch {
   urlDomains?: string[];
   urls?: string[];
   userTypes?: string[];
+}
+
+/** A message search (api.md "Message search"), already validated and normalised by the route. */
+export interface MessageSearch extends SearchFilters {
+  /** `pm`: every private-message channel the viewer takes part in; else these channel ids. */
+  channels: "pm" | number[];
+  stickyOnly?: boolean;
 }
 
 const facet = (name: string, values: readonly string[]) =>

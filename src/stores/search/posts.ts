@@ -8,7 +8,7 @@ import { filterConditions, visibleTo } from "../post-lists";
 import { pageRow } from "../posts";
 import { ftsQuery } from "./fts5";
 import { tsQuery } from "./postgres";
-import { relevanceBounds, RELEVANCE_WINDOW } from "./filters";
+import { relevanceBounds, RELEVANCE_WINDOW, type SearchFilters } from "./filters";
 
 // Post search (GET /posts/search): live original posts (no reposts), every filter a condition on
 // the post or an EXISTS on its facets, words matched per backend like message search: FTS5's
@@ -16,34 +16,13 @@ import { relevanceBounds, RELEVANCE_WINDOW } from "./filters";
 // Postgres (schema/*/migrations/*_post_user_search.sql). One statement gives the page's
 // `pageRow`s for `postsQuery(…, { paged: true })`.
 
-/** A post search, validated and normalised by the route. */
-export interface PostSearch {
-  /** Words of `q`; each matched as a phrase (stemmed), all required. */
-  terms: string[];
-  order: "id" | "relevance";
-  clientId?: string;
-  createdAfter?: number;
-  createdBefore?: number;
-  creator?: { id: number } | { username: string };
+/** A post search, validated and normalised by the route (all words required). */
+export interface PostSearch extends SearchFilters {
   excludeUserIds?: number[];
-  fileId?: number;
-  fileKinds?: string[];
   /** Set: only posts with (true) or without (false) mentions; the other mention filters are ignored. */
   hasMentions?: boolean;
   directedOnly?: boolean;
-  excludeNsfw?: boolean;
-  isReply?: boolean;
   revisedOnly?: boolean;
-  leadingMentions?: string[];
-  mentions?: string[];
-  pollId?: number;
-  rawTypes?: string[];
-  replyTo?: number;
-  tags?: string[];
-  threadId?: number;
-  urlDomains?: string[];
-  urls?: string[];
-  userTypes?: string[];
 }
 
 const facet = (name: string, values: readonly string[]) =>
