@@ -1,4 +1,5 @@
 import { sql, type SQL } from "drizzle-orm";
+import { isPostgres } from "../../db";
 import { inList } from "../../db/dialect";
 import type { Page } from "../../http/pagination";
 import { PM_TYPE, canReadSql, pageBoundsSql, viewerParam } from "../channel-sql";
@@ -144,4 +145,31 @@ export function searchFrame(s: MessageSearch, page: Page, viewerId: number | nul
       ORDER BY m.id ${dir(!nf)} LIMIT ${page.limit + 1})
     ${render(sql`m.id ${dir(!nf)}`)}`;
   return { where, dir, nf, readable, render, withoutWords };
+}
+
+/** How a search's words select and rank rows on the active backend (score: lower is more relevant). */
+export interface WordMatcher {
+  with: SQL | null;
+  from: SQL;
+  order: SQL;
+  score: SQL;
+}
+
+/**
+ * The matcher of a table with a full-text index on both backends: on Postgres its
+ * `search_vector` column and `pgQuery` (a tsquery, ranked by ts_rank), on D1 its FTS5 table
+ * (`fts`, rowid = the table's id) matched by `ftsMatch` and ranked by `bm25`.
+ */
+export function wordMatcher(table: "posts" | "users", fts: string, pgQuery: () => SQL, ftsMatch: () => string, bm25: SQL): WordMatcher {
+  const t = sql.raw(table);
+  if (isPostgres) {
+    return {
+      with: sql`q(query) AS MATERIALIZED (SELECT ${pgQuery()})`,
+      from: sql`${t} WHERE ${t}.search_vector @@ (SELECT query FROM q)`,
+      order: sql`${t}.id`,
+      score: sql`-ts_rank(${t}.search_vector, (SELECT query FROM q))`,
+    };
+  }
+  const f = sql.raw(fts);
+  return { with: null, from: sql`${f} CROSS JOIN ${t} ON ${t}.id = ${f}.rowid WHERE ${f} MATCH ${ftsMatch()}`, order: sql`${f}.rowid`, score: bm25 };
 }

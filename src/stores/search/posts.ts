@@ -1,5 +1,4 @@
 import { sql, type SQL } from "drizzle-orm";
-import { isPostgres } from "../../db";
 import { inList } from "../../db/dialect";
 import type { Page } from "../../http/pagination";
 import type { PostFilters } from "../../http/params";
@@ -8,7 +7,7 @@ import { filterConditions, visibleTo } from "../post-lists";
 import { pageRow } from "../posts";
 import { ftsQuery } from "./fts5";
 import { tsQuery } from "./postgres";
-import { relevanceBounds, RELEVANCE_WINDOW, type SearchFilters } from "./filters";
+import { relevanceBounds, RELEVANCE_WINDOW, wordMatcher, type SearchFilters } from "./filters";
 
 // Post search (GET /posts/search): live original posts (no reposts), every filter a condition on
 // the post or an EXISTS on its facets, words matched per backend like message search: FTS5's
@@ -78,24 +77,8 @@ function facetDriver(s: PostSearch): [string, string[]] | undefined {
   return found ? [found[0], [...found[1]!]] : undefined;
 }
 
-/** How words are matched and ranked on each backend: the FROM clause of the matches and a score (lower is more relevant). */
-function matcher(terms: string[]): { with: SQL | null; from: SQL; order: SQL; score: SQL } {
-  if (isPostgres) {
-    const query = tsQuery(terms);
-    return {
-      with: sql`q(query) AS MATERIALIZED (SELECT ${query})`,
-      from: sql`posts WHERE posts.search_vector @@ (SELECT query FROM q)`,
-      order: sql`posts.id`,
-      score: sql`-ts_rank(posts.search_vector, (SELECT query FROM q))`,
-    };
-  }
-  return {
-    with: null,
-    from: sql`post_search CROSS JOIN posts ON posts.id = post_search.rowid WHERE post_search MATCH ${ftsQuery(terms)}`,
-    order: sql`post_search.rowid`,
-    score: sql`bm25(post_search)`,
-  };
-}
+/** How words are matched and ranked on each backend. */
+const matcher = (terms: string[]) => wordMatcher("posts", "post_search", () => tsQuery(terms), () => ftsQuery(terms), sql`bm25(post_search)`);
 
 /**
  * The page of a post search as `pageRow`s. Without words: newest first by id, walking a facet

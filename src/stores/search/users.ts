@@ -1,9 +1,8 @@
 import { sql, type SQL } from "drizzle-orm";
-import { isPostgres } from "../../db";
 import { inList, pgTextArray } from "../../db/dialect";
 import type { Page } from "../../http/pagination";
 import { pageBoundsSql } from "../channel-sql";
-import { relevanceBounds, RELEVANCE_WINDOW } from "./filters";
+import { relevanceBounds, RELEVANCE_WINDOW, wordMatcher } from "./filters";
 
 // User search (GET /users/search): username, name and profile text, every word of `q` matched as
 // a word prefix (accents folded, no stemming): FTS5's `user_search` on D1, the `search_vector`
@@ -42,24 +41,9 @@ function conditions(s: UserSearch, viewerId: number | null): SQL {
   return sql.join(c, sql` AND `);
 }
 
-/** How words are matched and ranked per backend (score: lower is more relevant; username counts most, then name). */
-function matcher(terms: string[]) {
-  if (isPostgres) {
-    const query = sql`es_prefix_query(${pgTextArray(terms)})`;
-    return {
-      with: sql`q(query) AS MATERIALIZED (SELECT ${query})`,
-      from: sql`users WHERE users.search_vector @@ (SELECT query FROM q)`,
-      order: sql`users.id`,
-      score: sql`-ts_rank(users.search_vector, (SELECT query FROM q))`,
-    };
-  }
-  return {
-    with: null,
-    from: sql`user_search CROSS JOIN users ON users.id = user_search.rowid WHERE user_search MATCH ${prefixQuery(terms)}`,
-    order: sql`user_search.rowid`,
-    score: sql`bm25(user_search, 10.0, 5.0, 1.0)`,
-  };
-}
+/** How words are matched and ranked per backend (username counts most, then name). */
+const matcher = (terms: string[]) =>
+  wordMatcher("users", "user_search", () => sql`es_prefix_query(${pgTextArray(terms)})`, () => prefixQuery(terms), sql`bm25(user_search, 10.0, 5.0, 1.0)`);
 
 /**
  * The page of a user search. Without words, or with `order=id`: newest users first (by id). With
