@@ -1,4 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../http/types";
 import { ANY_TOKEN, currentUser, userToken } from "../auth/access";
 import { readAlongsideToken } from "../auth/authenticate";
 import { LIMITS } from "../config";
@@ -47,6 +49,14 @@ const PresenceBody = z
 
 const params = z.object({ user_id: userRef.openapi({ param: { name: "user_id", in: "path" }, example: "me" }) });
 
+/** One user's Presence object (`ref`: an id, `@username` or `me`); 404 for no such user. */
+export async function userPresence(c: Context<AppEnv>, ref: string) {
+  const id = await resolveUserRef(c, ref);
+  const row = await getPresence(c.var.db, id, now(c));
+  if (!row) throw ApiError.notFound("no such user");
+  return ok(c, renderPresence(row, viewContext(c).origin));
+}
+
 readAlongsideToken("/presence", () => [presenceVersionQuery()]);
 
 export const presenceRoutes = createRouter()
@@ -79,12 +89,7 @@ export const presenceRoutes = createRouter()
       request: { params },
       responses: { 200: Envelope(PresenceSchema, "Presence object", examplePresence), ...errors(400, 401, 403, 404) },
     }),
-    async (c) => {
-      const id = await resolveUserRef(c, c.req.valid("param").user_id);
-      const row = await getPresence(c.var.db, id, now(c));
-      if (!row) throw ApiError.notFound("no such user");
-      return ok(c, renderPresence(row, viewContext(c).origin));
-    },
+    (c) => userPresence(c, c.req.valid("param").user_id),
   )
   .openapi(
     defineRoute(userToken("presence"), {

@@ -6,11 +6,8 @@ import { resolveUserRef } from "../http/refs";
 import { createRouter, defineRoute, Envelope, errors } from "../http/route";
 import { ClientRefSchema, UserSchema } from "../http/schemas";
 import { listAppsByOwner } from "../stores/apps";
-import { getPresence } from "../stores/presence";
 import { examplePresence } from "../http/examples";
-import { now } from "../http/time";
-import { renderPresence } from "../views/presence";
-import { PresenceSchema } from "./presence";
+import { PresenceSchema, userPresence } from "./presence";
 import { readUserPage, usersByRefsPage } from "../stores/user-lists";
 import { getUser } from "../stores/users";
 import { viewContext } from "../views/context";
@@ -106,10 +103,5 @@ export const userRoutes = createRouter()
       request: { params: userIdParam },
       responses: { 200: Envelope(PresenceSchema, "Presence object", examplePresence), ...errors(400, 401, 403, 404) },
     }),
-    async (c) => {
-      const id = await resolveUserRef(c, c.req.valid("param").user_id);
-      const row = await getPresence(c.var.db, id, now(c));
-      if (!row) throw ApiError.notFound("no such user");
-      return ok(c, renderPresence(row, viewContext(c).origin));
-    },
+    (c) => userPresence(c, c.req.valid("param").user_id),
   );
