@@ -150,6 +150,11 @@ async function measure(e, tokenList) {
   return { name: e.name, ...r, rate_limited: probe.headers.has("x-ratelimit-limit") };
 }
 
+// The presence list answers ~1.9 MB: a third floor serves one read and a body of the same size
+// already encoded, the most any endpoint answering that many bytes could do on this machine.
+const presenceBytes = (await (await fetch(url + "/v1/presence", { headers: { ...CLIENT, authorization: `Bearer ${tokens[0]}` } })).arrayBuffer()).byteLength;
+floors.push({ name: `floor: one read + ${(presenceBytes / 1e6).toFixed(1)} MB body`, paths: [`/v1/sys/bench/bytes/${presenceBytes - 29}`], bytesOf: "presence list" });
+
 const results = { started_at: new Date(started).toISOString(), backend: backend.id, machine: { cores: (await import("node:os")).cpus().length }, settings: { duration_s: DURATION, connections: CONNECTIONS }, data_set: SIZES, floors: [], endpoints: [] };
 log(`\nLoad on ${backend.name}: ${CONNECTIONS} connections, ${DURATION} s per endpoint`);
 for (const f of floors) results.floors.push(await measure(f, tokens));
@@ -159,7 +164,10 @@ for (const r of results.endpoints) {
   if (r.skipped) continue;
   r.ratio_to_constant = +(r.requests_per_s / constant.requests_per_s).toFixed(3);
   r.ratio_to_one_read = +(r.requests_per_s / oneRead.requests_per_s).toFixed(3);
+  const sameBytes = results.floors.find((f, i) => floors[i].bytesOf === r.name && !f.skipped);
+  if (sameBytes) r.ratio_to_same_bytes = +(r.requests_per_s / sameBytes.requests_per_s).toFixed(3);
 }
+for (const [i, f] of results.floors.entries()) if (i > 1 && !f.skipped) f.ratio_to_one_read = +(f.requests_per_s / oneRead.requests_per_s).toFixed(3);
 
 // 6. Streams: time from one write to its event on every connected app stream socket.
 results.streams = !wanted("streams") ? { skipped: "not in BENCH_ONLY" } : await measureStreams().catch((e) => ({ skipped: String(e.message ?? e) }));
@@ -250,7 +258,7 @@ log(`\nBackend: ${backend.label}`);
 log(`${pad("endpoint", W)}${num("req/s", 8)}${num("p50 ms", 8)}${num("p99 ms", 8)}${num("÷const", 8)}${num("÷1read", 8)}  notes`);
 for (const r of rows) {
   if (r.skipped) log(`${pad(r.name, W)}${num("-", 8)}${num("-", 8)}${num("-", 8)}${num("", 8)}${num("", 8)}  skipped: ${r.skipped}`);
-  else log(`${pad(r.name, W)}${num(r.requests_per_s, 8)}${num(r.p50_ms, 8)}${num(r.p99_ms, 8)}${num(r.ratio_to_constant ?? "", 8)}${num(r.ratio_to_one_read ?? "", 8)}  ${r.non2xx ? `${r.non2xx} non-2xx ` : ""}${r.ratio_to_limits_off ? `÷limits-off ${r.ratio_to_limits_off}` : ""}`);
+  else log(`${pad(r.name, W)}${num(r.requests_per_s, 8)}${num(r.p50_ms, 8)}${num(r.p99_ms, 8)}${num(r.ratio_to_constant ?? "", 8)}${num(r.ratio_to_one_read ?? "", 8)}  ${r.non2xx ? `${r.non2xx} non-2xx ` : ""}${r.ratio_to_limits_off ? `÷limits-off ${r.ratio_to_limits_off}` : ""}${r.ratio_to_same_bytes ? `÷same-bytes floor ${r.ratio_to_same_bytes}` : ""}`);
 }
 if (results.streams.skipped) log(`\nstreams: skipped: ${results.streams.skipped}`);
 else log(`\nstreams: one write to ${results.streams.sockets} app stream sockets: p50 ${results.streams.p50_ms} ms, p99 ${results.streams.p99_ms} ms (${results.streams.writes} writes)`);

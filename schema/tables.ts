@@ -538,6 +538,19 @@ export const presenceVersions = sqliteTable("presence_versions", {
   version: integer("version").notNull().default(0),
 });
 
+/**
+ * Change counters of rendered objects, bumped by database triggers (migration render_versions)
+ * on every write that changes what a cached response shows: one row per object that was ever
+ * written (`kind * 2^40 + id`: a post, a user, a client, a viewer's relationships, a user's
+ * interactions, a channel, a poll) plus a few whole-list rows, and 256 epoch rows (shard < 256)
+ * of which every write bumps one. A response cached with the sum of its objects' counters is
+ * still exact while that sum is unchanged (src/cache/rendered-responses.ts).
+ */
+export const renderVersions = sqliteTable("render_versions", {
+  shard: integer("shard").primaryKey(),
+  version: integer("version").notNull().default(0),
+});
+
 export const appStreams = sqliteTable(
   "app_streams",
   {

@@ -127,7 +127,7 @@ export function createApp() {
       origin: "*",
       allowHeaders: ["Authorization", "Content-Type", "X-Pretty-Json"],
       allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
-      exposeHeaders: ["X-OAuth-Scopes", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"],
+      exposeHeaders: ["X-OAuth-Scopes", "X-Cache", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"],
       maxAge: 86400,
     }),
   );

@@ -585,6 +585,11 @@ export const presenceVersions = pgTable("presence_versions", {
   version: int8("version").notNull().default(0),
 });
 
+export const renderVersions = pgTable("render_versions", {
+  shard: rowidLike(int8("shard").primaryKey()),
+  version: int8("version").notNull().default(0),
+});
+
 export const appStreams = pgTable(
   "app_streams",
   {

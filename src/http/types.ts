@@ -3,6 +3,7 @@ import type { Db, RawResult } from "../db";
 import type { TokenRecord } from "../stores/tokens";
 import type { UserExtras, UserRecord } from "../stores/users";
 import type { Meta } from "./envelope";
+import type { CacheProbe } from "../cache/rendered-responses";
 
 /** Who is calling: resolved once per request from the bearer token. */
 export interface Auth {
@@ -22,5 +23,7 @@ export type AppEnv = {
     extraMeta?: Meta;
     /** Results of the reads a route asked to run with the token lookup (`readAlongsideToken`). */
     alongside?: RawResult[];
+    /** The response cache's probe of this request, when it rode with the token lookup. */
+    renderCache?: CacheProbe;
   };
 };

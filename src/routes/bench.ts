@@ -1,13 +1,22 @@
 import { z } from "@hono/zod-openapi";
 import { PUBLIC } from "../auth/access";
-import { ok } from "../http/envelope";
+import { ok, okEncoded } from "../http/envelope";
 import { ApiError } from "../http/errors";
 import { createRouter, defineRoute, Envelope, errors, idString } from "../http/route";
 import { userExists } from "../stores/users";
 
-// The benchmark's two floors, served only when BENCH_FLOORS is "1" (npm run bench sets it):
-// the cost of the pipeline with a constant envelope, and with exactly one indexed D1 read.
+// The benchmark's floors, served only when BENCH_FLOORS is "1" (npm run bench sets it): the cost
+// of the pipeline with a constant envelope, with exactly one indexed D1 read, and with one read
+// and a body of a given size already encoded (what any endpoint answering that many bytes costs).
 const enabled = (env: Env) => env.BENCH_FLOORS === "1";
+
+const bodies = new Map<number, Uint8Array>();
+/** A JSON string of `size` bytes, encoded once per size. */
+function bodyOf(size: number): Uint8Array {
+  let bytes = bodies.get(size);
+  if (!bytes) bodies.set(size, (bytes = new TextEncoder().encode(JSON.stringify("x".repeat(Math.max(0, size - 2))))));
+  return bytes;
+}
 
 export const benchRoutes = createRouter()
   .openapi(
@@ -39,5 +48,24 @@ export const benchRoutes = createRouter()
     async (c) => {
       if (!enabled(c.env)) throw ApiError.notFound();
       return ok(c, { exists: await userExists(c.var.db, Number(c.req.valid("param").id)) });
+    },
+  )
+  .openapi(
+    defineRoute(PUBLIC, {
+      method: "get",
+      path: "/sys/bench/bytes/{size}",
+      tags: ["Benchmark"],
+      summary: "Benchmark floor: one indexed read and a body of `size` bytes (only when BENCH_FLOORS=1)",
+      description:
+        "Only served (and listed here) when `BENCH_FLOORS` is `\"1\"`: the pipeline, one indexed read, and `data` a constant string of `size` bytes (at most 8 MB) encoded once. Anyone; emits nothing.",
+      request: { params: z.object({ size: idString() }) },
+      responses: { 200: Envelope(z.string(), "A constant string", "xxxx"), ...errors(400, 404) },
+    }),
+    async (c) => {
+      if (!enabled(c.env)) throw ApiError.notFound();
+      const size = Number(c.req.valid("param").size);
+      if (size > 8 * 1024 * 1024) throw ApiError.badRequest("'size' is at most 8 MB");
+      await userExists(c.var.db, 1);
+      return okEncoded(c, bodyOf(size));
     },
   );

@@ -1,6 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { currentUser, PUBLIC, userToken } from "../auth/access";
+import { cachedRead, type RenderDeps } from "../cache/rendered-responses";
 import { ok } from "../http/envelope";
+import { List } from "../stores/render-versions";
 import { ApiError } from "../http/errors";
 import { queryFlag } from "../http/params";
 import { resolveUserRef } from "../http/refs";
@@ -23,7 +25,7 @@ type ListQueryValue = z.infer<typeof ListQuery>;
  * `mentions`): bound values that read it are resolved and `meta.marker` is set by
  * `markableStream`, the marker being read in the page's batch.
  */
-async function list(c: Ctx, q: ListQueryValue, s: Stream, marker: string | null = null, notFound = "no such user") {
+async function list(c: Ctx, q: ListQueryValue, s: Stream, marker: string | null = null, notFound = "no such user", deps?: RenderDeps) {
   const m = await markableStream(c, q, marker);
   const { found, set, markerRows } = await readList(c.var.db, s, m.page, viewContext(c).viewerId, {
     filters: listFilters(c),
@@ -31,6 +33,7 @@ async function list(c: Ctx, q: ListQueryValue, s: Stream, marker: string | null 
     markerRead: m.read,
   });
   if (!found) throw ApiError.notFound(notFound);
+  deps?.posts(set).list(List.posts);
   m.done(markerRows);
   return renderPage(c, set, m.page);
 }
@@ -122,7 +125,7 @@ export const postStreamRoutes = createRouter()
       request: { query: ListQuery },
       responses: { 200: postList("Paginated posts"), ...errors(400) },
     }),
-    (c) => list(c, c.req.valid("query"), { kind: "global" }, "global"),
+    (c) => cachedRead(c, (deps) => list(c, c.req.valid("query"), { kind: "global" }, "global", undefined, deps)),
   )
   .openapi(
     defineRoute(userToken("stream"), {

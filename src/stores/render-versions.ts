@@ -1,0 +1,49 @@
+import { sql } from "drizzle-orm";
+import { BoundQuery, compile } from "../db/batch";
+import { inList } from "../db/dialect";
+
+// The counters behind cached responses (table render_versions). Database triggers (migration
+// render_versions, both backends) bump, in the writing transaction itself:
+//   post      on every write to the post (a repost also bumps its original), and bookmarks of it
+//   user      on every update of the user's row (profile, counts, disabling) and badge awards
+//   app       on updates of the client (its name and link show as a post's `source`)
+//   viewer    on the user's follows, mutes, blocks, bookmarks, markers, subscriptions, channel
+//             mutes and posts, both sides of a follow, mute or block (what that user sees)
+//   inbox     on the user's interaction groups (a new event moves its group)
+//   channel   on the channel, its messages, subscriptions, ACL and mutes
+//   poll      on the poll, its options and responses
+//   list      whole lists: 1 any post, 2 any user's type or disabling, 3 any badge, 4 any message,
+//             5 any channel, 6 any client
+// plus one epoch row (shard < 256) per write, so that "nothing was written between two reads"
+// costs one small read.
+
+const SPAN = 2 ** 40;
+
+export const Kind = { post: 1, user: 2, app: 3, viewer: 4, inbox: 5, channel: 6, poll: 7, list: 8 } as const;
+export type Kind = keyof typeof Kind;
+
+/** The whole-list rows of `Kind.list`. */
+export const List = { posts: 1, userVisibility: 2, badges: 3, messages: 4, channels: 5, apps: 6 } as const;
+
+/** The counter row of one object. */
+export const shardOf = (kind: Kind, id: number): number => Kind[kind] * SPAN + id;
+
+const EPOCH_ROWS = 256;
+
+let epoch: ReturnType<typeof compile> | undefined;
+/** The sum of the epoch rows: it moves with every write that bumps any counter. */
+export function epochQuery(): BoundQuery {
+  epoch ??= compile(sql`SELECT coalesce(sum(version), 0) AS v FROM render_versions WHERE shard < ${EPOCH_ROWS}`);
+  return new BoundQuery(epoch);
+}
+
+let sum: ReturnType<typeof compile> | undefined;
+/** The sum of the counters of `shards` (rows never written count 0; counters only grow). */
+export function versionSumQuery(shards: readonly number[]): BoundQuery {
+  sum ??= compile(sql`SELECT coalesce(sum(version), 0) AS v FROM render_versions WHERE shard IN ${inList(sql`${sql.placeholder("shards")}`)}`);
+  return new BoundQuery({ sql: sum.sql, params: [JSON.stringify(shards)] });
+}
+
+/** The number a `epochQuery` / `versionSumQuery` result holds. */
+export const versionOf = (r: { results: Record<string, unknown>[] } | undefined): number | undefined =>
+  r?.results[0] ? Number(r.results[0].v) : undefined;
