@@ -6,7 +6,7 @@ import type { Executor } from "../db/types";
 import type { AppEnv } from "../http/types";
 import { now } from "../http/time";
 import { flagValue } from "../http/params";
-import { epochQuery, List, shardOf, versionOf, versionSumQuery, type Kind } from "../stores/render-versions";
+import { epochQuery, List, listShards, shardOf, versionOf, versionSumQuery, type Kind } from "../stores/render-versions";
 import type { PostSet } from "../stores/posts";
 
 // Whole 200 responses of hot reads, kept per isolate and served again while nothing they show was
@@ -41,7 +41,7 @@ export interface CacheProbe {
   count: number;
 }
 
-const MAX_BYTES = 48 * 1024 * 1024;
+const MAX_BYTES = 24 * 1024 * 1024; // of an isolate's 128 MB
 const entries = new Map<string, Entry>();
 let heldBytes = 0;
 
@@ -69,7 +69,8 @@ export class RenderDeps {
   }
 
   list(id: (typeof List)[keyof typeof List]): this {
-    return this.add("list", id);
+    for (const shard of listShards(id)) this.shards.add(shard);
+    return this;
   }
 
   /** Every post of a read (page, embedded originals), its author and client, and the actors listed. */

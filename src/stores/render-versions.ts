@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { BoundQuery, compile } from "../db/batch";
-import { inList } from "../db/dialect";
+import { jsonRows } from "../db/dialect";
 
 // The counters behind cached responses (table render_versions). Database triggers (migration
 // render_versions, both backends) bump, in the writing transaction itself:
@@ -8,13 +8,15 @@ import { inList } from "../db/dialect";
 //   user      on every update of the user's row (profile, counts, disabling) and badge awards
 //   app       on updates of the client (its name and link show as a post's `source`)
 //   viewer    on the user's follows, mutes, blocks, bookmarks, markers, subscriptions, channel
-//             mutes and posts, both sides of a follow, mute or block (what that user sees)
+//             mutes, both sides of a follow, mute or block (what that user sees)
 //   inbox     on the user's interaction groups (a new event moves its group)
 //   channel   on the channel, its messages, subscriptions, ACL and mutes
 //   poll      on the poll, its options and responses
 //   list      whole lists: 1 any post, 2 any user's type or disabling, 3 any badge, 4 any message,
-//             5 any channel, 6 any client
-// plus one epoch row (shard < 256) per write, so that "nothing was written between two reads"
+//             5 any channel, 6 any client; posts and messages are spread over 64 rows each (by
+//             id; rows 64–127 and 256–319) so that concurrent Postgres writers seldom bump the
+//             same row
+// plus one epoch row (shard < 256, at random) per write, so that "nothing was written between two reads"
 // costs one small read.
 
 const SPAN = 2 ** 40;
@@ -28,6 +30,13 @@ export const List = { posts: 1, userVisibility: 2, badges: 3, messages: 4, chann
 /** The counter row of one object. */
 export const shardOf = (kind: Kind, id: number): number => Kind[kind] * SPAN + id;
 
+const SPREAD = 64;
+/** The counter rows of a whole list. */
+export function listShards(list: (typeof List)[keyof typeof List]): number[] {
+  if (list !== List.posts && list !== List.messages) return [shardOf("list", list)];
+  return Array.from({ length: SPREAD }, (_, i) => shardOf("list", list * SPREAD + i));
+}
+
 const EPOCH_ROWS = 256;
 
 let epoch: ReturnType<typeof compile> | undefined;
@@ -40,7 +49,9 @@ export function epochQuery(): BoundQuery {
 let sum: ReturnType<typeof compile> | undefined;
 /** The sum of the counters of `shards` (rows never written count 0; counters only grow). */
 export function versionSumQuery(shards: readonly number[]): BoundQuery {
-  sum ??= compile(sql`SELECT coalesce(sum(version), 0) AS v FROM render_versions WHERE shard IN ${inList(sql`${sql.placeholder("shards")}`)}`);
+  // One primary-key probe per shard, whatever the planner's statistics say of the table.
+  sum ??= compile(sql`SELECT coalesce(sum((SELECT rv.version FROM render_versions rv WHERE rv.shard = j.value)), 0) AS v
+    FROM ${jsonRows(sql`${sql.placeholder("shards")}`, "j")}`);
   return new BoundQuery({ sql: sum.sql, params: [JSON.stringify(shards)] });
 }
 

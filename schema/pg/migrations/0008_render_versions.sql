@@ -5,7 +5,7 @@ CREATE TABLE "render_versions" (
 --> statement-breakpoint
 -- Hand-written: triggers that bump the counters of what a write changes in rendered responses
 -- (see renderVersions in schema/tables.ts and src/stores/render-versions.ts): `kind * 2^40 + id`
--- per object, and one epoch row (shard < 256) per write.
+-- per object, and one epoch row (shard < 256, picked at random) per write.
 CREATE FUNCTION es_bump_render_versions() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   rec jsonb;
@@ -14,10 +14,16 @@ DECLARE
   id bigint;
 BEGIN
   IF TG_OP = 'DELETE' THEN rec := to_jsonb(OLD); ELSE rec := to_jsonb(NEW); END IF;
-  -- Each argument is 'kind:column' (the row's id in that column) or 'kind=id' (a fixed row).
+  -- Each argument is 'kind:column' (the row's id in that column), 'kind=id' (a fixed row) or
+  -- 'kind~base:column' (below).
   FOREACH arg IN ARRAY TG_ARGV LOOP
     IF position('=' IN arg) > 0 THEN
       shards := shards || (split_part(arg, '=', 1)::bigint * 1099511627776 + split_part(arg, '=', 2)::bigint);
+    ELSIF position('~' IN arg) > 0 THEN
+      -- 'kind~base:column': one of 64 rows from base on, by the column's value (a whole list
+      -- spread over rows, so that concurrent writers seldom bump the same one)
+      id := (rec ->> split_part(arg, ':', 2))::bigint;
+      shards := shards || (split_part(arg, '~', 1)::bigint * 1099511627776 + split_part(split_part(arg, '~', 2), ':', 1)::bigint + id % 64);
     ELSE
       id := (rec ->> split_part(arg, ':', 2))::bigint;
       IF id IS NOT NULL THEN
@@ -25,14 +31,15 @@ BEGIN
       END IF;
     END IF;
   END LOOP;
-  shards := shards || (shards[1] % 256);
+  -- One epoch row at random, so that concurrent writers of the same objects do not also meet there.
+  shards := shards || floor(random() * 256)::bigint;
   -- In shard order, so that concurrent writers take the rows in the same order.
   INSERT INTO render_versions (shard, version) SELECT DISTINCT s, 1 FROM unnest(shards) AS s ORDER BY s
     ON CONFLICT (shard) DO UPDATE SET version = render_versions.version + 1;
   RETURN NULL;
 END $$;
 --> statement-breakpoint
-CREATE TRIGGER render_versions_posts AFTER INSERT OR UPDATE OR DELETE ON posts FOR EACH ROW EXECUTE FUNCTION es_bump_render_versions('1:id', '1:repost_of', '4:user_id', '8=1');
+CREATE TRIGGER render_versions_posts AFTER INSERT OR UPDATE OR DELETE ON posts FOR EACH ROW EXECUTE FUNCTION es_bump_render_versions('1:id', '1:repost_of', '8~64:id');
 --> statement-breakpoint
 CREATE TRIGGER render_versions_users AFTER UPDATE OR DELETE ON users FOR EACH ROW EXECUTE FUNCTION es_bump_render_versions('2:id');
 --> statement-breakpoint
@@ -64,7 +71,7 @@ CREATE TRIGGER render_versions_poll_responses AFTER INSERT OR UPDATE OR DELETE O
 --> statement-breakpoint
 CREATE TRIGGER render_versions_channels AFTER INSERT OR UPDATE OR DELETE ON channels FOR EACH ROW EXECUTE FUNCTION es_bump_render_versions('6:id', '8=5');
 --> statement-breakpoint
-CREATE TRIGGER render_versions_messages AFTER INSERT OR UPDATE OR DELETE ON messages FOR EACH ROW EXECUTE FUNCTION es_bump_render_versions('6:channel_id', '8=4');
+CREATE TRIGGER render_versions_messages AFTER INSERT OR UPDATE OR DELETE ON messages FOR EACH ROW EXECUTE FUNCTION es_bump_render_versions('6:channel_id', '8~256:id');
 --> statement-breakpoint
 CREATE TRIGGER render_versions_subscriptions AFTER INSERT OR UPDATE OR DELETE ON subscriptions FOR EACH ROW EXECUTE FUNCTION es_bump_render_versions('6:channel_id', '4:user_id');
 --> statement-breakpoint
