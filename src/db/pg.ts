@@ -90,8 +90,13 @@ export function openPg(url: string | undefined, proxy: string | undefined, count
   const client = countedClient(url, count);
   const exec: Executor = {
     kind: "postgres",
-    batch: (queries: Query[]) =>
-      client.transaction(queries.map((q) => client.query(q.sql, q.params, { arrayMode: q.arrayMode ?? false, fullResults: true }) as NeonQueryPromise<false, true>)),
+    batch: async (queries: Query[]) => {
+      const prepared = queries.map((q) => client.query(q.sql, q.params, { arrayMode: q.arrayMode ?? false, fullResults: true }) as NeonQueryPromise<false, true>);
+      // One statement that only reads is a snapshot by itself: sent alone it spares the proxy
+      // and the server a BEGIN and a COMMIT (a hot read is usually one statement).
+      if (prepared.length === 1 && readsOnly({ query: queries[0].sql })) return [await prepared[0]];
+      return client.transaction(prepared);
+    },
     rows: (native) => {
       const r = native as FullQueryResults<false>;
       return { results: r.rows ?? [], changes: r.rowCount ?? 0 };
