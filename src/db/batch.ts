@@ -21,7 +21,11 @@ interface Preparable {
  * in a batch it gives its raw rows, like a `sql` template.
  */
 export class BoundQuery {
-  constructor(readonly query: Query) {}
+  /** `scalar`: the statement returns one row with the one column `v` (it may then ride inside another). */
+  constructor(
+    readonly query: Query,
+    readonly scalar = false,
+  ) {}
   toSQL(): Query {
     return this.query;
   }

@@ -38,6 +38,15 @@ async function list(c: Ctx, q: ListQueryValue, s: Stream, marker: string | null 
   return renderPage(c, set, m.page);
 }
 
+/**
+ * A user's list, kept (`cachedRead`) unless the user is named by `@username`: that lookup is a
+ * read of its own, before the kept response's epoch, and a rename would change what it names.
+ */
+function byUser(c: Ctx, produce: (deps?: RenderDeps) => Promise<Response>) {
+  const ref = (c.req.param() as { user_id?: string }).user_id ?? "";
+  return ref.startsWith("@") ? produce() : cachedRead(c, produce);
+}
+
 const paginated = "Paginated (`count`, `before_id`, `since_id`); takes the general post parameters; emits nothing. ";
 
 const ExploreSchema = z
@@ -68,7 +77,7 @@ const tagRoute = (path: string, deprecated: boolean) =>
 function tagList(c: Ctx, given: string, q: ListQueryValue) {
   const tag = normalizeTag(given.replace(/^#/, ""));
   if (!tag) throw ApiError.badRequest("'tag' must name a tag");
-  return list(c, q, { kind: "tag", tag });
+  return cachedRead(c, (deps) => list(c, q, { kind: "tag", tag }, null, undefined, deps));
 }
 
 export const postStreamRoutes = createRouter()
@@ -137,7 +146,7 @@ export const postStreamRoutes = createRouter()
       request: { query: ListQuery },
       responses: { 200: postList("Paginated posts"), ...errors(400, 401, 403) },
     }),
-    (c) => list(c, c.req.valid("query"), { kind: "personal", userId: currentUser(c).id, withMentions: false }, "personal"),
+    (c) => cachedRead(c, (deps) => list(c, c.req.valid("query"), { kind: "personal", userId: currentUser(c).id, withMentions: false }, "personal", undefined, deps)),
   )
   .openapi(
     defineRoute(userToken("stream"), {
@@ -149,7 +158,7 @@ export const postStreamRoutes = createRouter()
       request: { query: ListQuery },
       responses: { 200: postList("Paginated posts"), ...errors(400, 401, 403) },
     }),
-    (c) => list(c, c.req.valid("query"), { kind: "personal", userId: currentUser(c).id, withMentions: true }, "personal"),
+    (c) => cachedRead(c, (deps) => list(c, c.req.valid("query"), { kind: "personal", userId: currentUser(c).id, withMentions: true }, "personal", undefined, deps)),
   )
   .openapi(
     defineRoute(PUBLIC, {
@@ -161,7 +170,11 @@ export const postStreamRoutes = createRouter()
       request: { params: userParam, query: ListQuery },
       responses: { 200: postList("Paginated posts"), ...errors(400, 401, 403, 404) },
     }),
-    async (c) => list(c, c.req.valid("query"), { kind: "user", userId: await resolveUserRef(c, c.req.valid("param").user_id) }),
+    (c) =>
+      byUser(c, async (deps) => {
+        const userId = await resolveUserRef(c, c.req.valid("param").user_id);
+        return list(c, c.req.valid("query"), { kind: "user", userId }, null, undefined, deps?.add("user", userId));
+      }),
   )
   .openapi(
     defineRoute(PUBLIC, {
@@ -176,10 +189,11 @@ export const postStreamRoutes = createRouter()
       },
       responses: { 200: postList("Paginated posts"), ...errors(400, 401, 403, 404) },
     }),
-    async (c) => {
-      const userId = await resolveUserRef(c, c.req.valid("param").user_id);
-      return list(c, c.req.valid("query"), { kind: "mentions", userId }, userId === viewContext(c).viewerId ? "mentions" : null);
-    },
+    (c) =>
+      byUser(c, async (deps) => {
+        const userId = await resolveUserRef(c, c.req.valid("param").user_id);
+        return list(c, c.req.valid("query"), { kind: "mentions", userId }, userId === viewContext(c).viewerId ? "mentions" : null, undefined, deps?.add("user", userId));
+      }),
   )
   .openapi(
     defineRoute(PUBLIC, {
@@ -191,7 +205,7 @@ export const postStreamRoutes = createRouter()
       request: { params: postParam, query: ListQuery },
       responses: { 200: postList("Paginated posts"), ...errors(400, 404) },
     }),
-    (c) => list(c, c.req.valid("query"), { kind: "thread", postId: Number(c.req.valid("param").post_id) }, null, "no such post"),
+    (c) => cachedRead(c, (deps) => list(c, c.req.valid("query"), { kind: "thread", postId: Number(c.req.valid("param").post_id) }, null, "no such post", deps)),
   )
   .openapi(
     defineRoute(userToken(), {

@@ -16,7 +16,11 @@ import type { PresenceRecord } from "./presence";
 const { presence, presenceVersions, users } = schema;
 
 /** The list's version: read with the token (one round trip) and with every list read (same snapshot). */
-export const presenceVersionQuery = () => sql`SELECT coalesce(sum(${presenceVersions.version}), 0) AS v FROM ${presenceVersions}`;
+let versionQuery: ReturnType<typeof compile> | undefined;
+export function presenceVersionQuery(): BoundQuery {
+  versionQuery ??= compile(sql`SELECT coalesce(sum(${presenceVersions.version}), 0) AS v FROM ${presenceVersions}`);
+  return new BoundQuery(versionQuery, true);
+}
 
 let listQuery: ReturnType<typeof compile> | undefined;
 /** Every live status at `now`, newest update first, with the fields a Presence object shows. */

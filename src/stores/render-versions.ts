@@ -43,7 +43,7 @@ let epoch: ReturnType<typeof compile> | undefined;
 /** The sum of the epoch rows: it moves with every write that bumps any counter. */
 export function epochQuery(): BoundQuery {
   epoch ??= compile(sql`SELECT coalesce(sum(version), 0) AS v FROM render_versions WHERE shard < ${EPOCH_ROWS}`);
-  return new BoundQuery(epoch);
+  return new BoundQuery(epoch, true);
 }
 
 let sum: ReturnType<typeof compile> | undefined;
@@ -52,7 +52,7 @@ export function versionSumQuery(shards: readonly number[]): BoundQuery {
   // One primary-key probe per shard, whatever the planner's statistics say of the table.
   sum ??= compile(sql`SELECT coalesce(sum((SELECT rv.version FROM render_versions rv WHERE rv.shard = j.value)), 0) AS v
     FROM ${jsonRows(sql`${sql.placeholder("shards")}`, "j")}`);
-  return new BoundQuery({ sql: sum.sql, params: [JSON.stringify(shards)] });
+  return new BoundQuery({ sql: sum.sql, params: [JSON.stringify(shards)] }, true);
 }
 
 /** The number a `epochQuery` / `versionSumQuery` result holds. */

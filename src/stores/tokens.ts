@@ -1,5 +1,5 @@
 import { and, eq, fillPlaceholders, getTableColumns, sql } from "drizzle-orm";
-import { schema, type Db, type RawResult } from "../db";
+import { isPostgres, schema, type Db, type RawResult } from "../db";
 import { BoundQuery, compile, runBatch, type Statement } from "../db/batch";
 import { pick, selectGroup, type Field } from "../db/compiled";
 import type { Query } from "../db/types";
@@ -36,7 +36,17 @@ export async function findToken(db: Db, tokenHash: string): Promise<TokenRow | u
  */
 export async function findTokenWith(db: Db, tokenHash: string, alongside: Statement[]): Promise<[TokenRow | undefined, RawResult[]]> {
   const read = compiledTokenRead();
-  const [result, ...rest] = await runBatch(db, [new BoundQuery({ sql: read.query.sql, params: fillPlaceholders(read.query.params, { hash: tokenHash }) }), ...alongside]);
+  const lookup = new BoundQuery({ sql: read.query.sql, params: fillPlaceholders(read.query.params, { hash: tokenHash }) });
+  const only = alongside.length === 1 && alongside[0] instanceof BoundQuery && alongside[0].scalar ? alongside[0] : undefined;
+  let result: RawResult;
+  let rest: RawResult[];
+  if (isPostgres && only) {
+    // Postgres runs several statements as a transaction (BEGIN, COMMIT); one scalar rides as a column.
+    [result] = await runBatch(db, [withScalar(lookup, only)]);
+    rest = [{ results: result.results.length ? [{ v: result.results[0].alongside_v }] : [], changes: 0 }];
+  } else {
+    [result, ...rest] = await runBatch(db, [lookup, ...alongside]);
+  }
   const row = result.results[0];
   if (!row) return [undefined, rest];
   return [{
@@ -44,6 +54,20 @@ export async function findTokenWith(db: Db, tokenHash: string, alongside: Statem
     app: pick(row, read.app) as unknown as AppRecord,
     user: row.u_id == null ? null : (pick(row, read.user) as unknown as UserRecord & UserExtras),
   }, rest];
+}
+
+const combined = new Map<string, string>();
+/** Postgres: the token lookup with a scalar statement's value as the column `alongside_v`. */
+function withScalar(lookup: BoundQuery, scalar: BoundQuery): BoundQuery {
+  const key = scalar.query.sql;
+  let text = combined.get(key);
+  if (text === undefined) {
+    const n = lookup.query.params.length;
+    const inner = key.replace(/\$(\d+)/g, (_, i) => `$${Number(i) + n}`);
+    text = `SELECT tk.*, (${inner}) AS alongside_v FROM (${lookup.query.sql}) tk`;
+    if (combined.size < 64) combined.set(key, text);
+  }
+  return new BoundQuery({ sql: text, params: [...lookup.query.params, ...scalar.query.params] });
 }
 
 /** Issues a token; a user token also records the user's authorization of the app. */

@@ -112,6 +112,28 @@ describe("kept responses", () => {
     expect((await read("/posts/streams/global")).some((x: any) => x.user?.id === a.user.id)).toBe(false);
   });
 
+  it("the personal, unified, user, mentions, tag and thread lists show a new post at once", async () => {
+    const me = await actor(SCOPES);
+    const friend = await actor(SCOPES);
+    const root = await newPost(friend.token, "root #cachedtag");
+    await must(call("PUT", `/users/${friend.user.id}/follow`, { token: me.token }));
+    const lists: [string, string | undefined][] = [
+      ["/posts/streams/me", me.token],
+      ["/posts/streams/unified", me.token],
+      [`/users/${friend.user.id}/posts`, undefined],
+      [`/users/${me.user.id}/mentions`, undefined],
+      ["/posts/tags/cachedtag", undefined],
+      [`/posts/${root.id}/thread`, undefined],
+    ];
+    for (const [path, token] of lists) await kept(path, token);
+    const reply = await must(call("POST", "/posts", { token: friend.token, json: { text: `@${me.user.username} hi #cachedtag`, reply_to: root.id } }));
+    for (const [path, token] of lists) expect((await read(path, token)).map((p: any) => p.id), path).toContain(reply.id);
+    // Unfollowing changes the personal stream.
+    await kept("/posts/streams/me", me.token);
+    await must(call("DELETE", `/users/${friend.user.id}/follow`, { token: me.token }));
+    expect((await read("/posts/streams/me", me.token)).some((p: any) => p.user?.id === friend.user.id)).toBe(false);
+  });
+
   it("the interactions page shows a new interaction and a renamed actor", async () => {
     const me = await actor(SCOPES);
     const fan = await actor(SCOPES);
