@@ -74,10 +74,12 @@ export const position = (haystack: SQL, needle: SQL): SQL => (isPostgres ? sql`s
 
 /**
  * The id the current batch's latest insert into `table` got. On D1, batches run one at a time,
- * so it is the largest id; on Postgres, the table's sequence value in this transaction.
+ * so it is the largest id; on Postgres, the table's sequence value in this transaction, as a
+ * subquery: `currval` is volatile, and `id = currval(…)` would be checked on every row (a scan of
+ * the whole table, with a predicate lock on all of it) instead of once.
  */
 export const lastId = (table: string): SQL =>
-  isPostgres ? sql`currval(pg_get_serial_sequence(${table}, 'id'))` : sql`(SELECT max(id) FROM ${sql.identifier(table)})`;
+  isPostgres ? sql`(SELECT currval(pg_get_serial_sequence(${table}, 'id')))` : sql`(SELECT max(id) FROM ${sql.identifier(table)})`;
 
 
 /** The database's clock in unix seconds (for reads that have no request clock at hand). */
