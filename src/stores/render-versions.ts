@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { BoundQuery, compile } from "../db/batch";
+import { isPostgres } from "../db";
 import { jsonRows } from "../db/dialect";
 
 // The counters behind cached responses (table render_versions). Database triggers (migration
@@ -49,10 +50,15 @@ export function epochQuery(): BoundQuery {
 let sum: ReturnType<typeof compile> | undefined;
 /** The sum of the counters of `shards` (rows never written count 0; counters only grow). */
 export function versionSumQuery(shards: readonly number[]): BoundQuery {
-  // One primary-key probe per shard, whatever the planner's statistics say of the table.
-  sum ??= compile(sql`SELECT coalesce(sum((SELECT rv.version FROM render_versions rv WHERE rv.shard = j.value)), 0) AS v
-    FROM ${jsonRows(sql`${sql.placeholder("shards")}`, "j")}`);
-  return new BoundQuery({ sql: sum.sql, params: [JSON.stringify(shards)] }, true);
+  // Primary-key probes whatever the planner's statistics say of the table: on Postgres one index
+  // scan over the sorted array, on SQLite one probe per item.
+  sum ??= compile(
+    isPostgres
+      ? sql`SELECT coalesce(sum(version), 0) AS v FROM render_versions WHERE shard = ANY(CAST(${sql.placeholder("shards")} AS BIGINT[]))`
+      : sql`SELECT coalesce(sum((SELECT rv.version FROM render_versions rv WHERE rv.shard = j.value)), 0) AS v
+          FROM ${jsonRows(sql`${sql.placeholder("shards")}`, "j")}`,
+  );
+  return new BoundQuery({ sql: sum.sql, params: [isPostgres ? `{${shards.join(",")}}` : JSON.stringify(shards)] }, true);
 }
 
 /** The number a `epochQuery` / `versionSumQuery` result holds. */
