@@ -99,6 +99,8 @@ function cacheable(c: Ctx): boolean {
   const q = c.req.query();
   if (q.update_presence !== undefined || q.connection_id !== undefined) return false;
   if (flagValue(q.include_presence, false)) return false;
+  // Whether a post is "directed" depends on whether its leading mention names a user who exists.
+  if (!flagValue(q.include_directed_posts, true)) return false;
   const extra = c.get("extraMeta");
   return !extra || Object.keys(extra).length === 0;
 }

@@ -16,6 +16,7 @@ import { viewContext } from "../views/context";
 import { renderMessage } from "../views/message";
 import { cachedRead, type RenderDeps } from "../cache/rendered-responses";
 import { List } from "../stores/render-versions";
+import { isPostgres } from "../db";
 import { bit, csv, includeRaw, intParam } from "./channel-input";
 import { MessageSchema, messageQuery } from "./message-common";
 
@@ -124,6 +125,8 @@ export function parseSearch(auth: AppEnv["Variables"]["auth"], q: SearchQuery): 
 /** What a search shows: the messages of its channels (or of any channel, for `pm`), their authors and clients. */
 function dependOn(deps: RenderDeps, search: MessageSearch, rows: Awaited<ReturnType<typeof searchMessages>>) {
   if (search.channels === "pm") deps.list(List.messages).list(List.channels);
+  // FTS5's bm25 weighs words by the whole index: any message anywhere moves the ranking.
+  else if (!isPostgres && search.terms.length && search.order === "relevance") deps.list(List.messages);
   else for (const id of search.channels) deps.add("channel", id);
   deps.list(List.apps); // a message's `source` is its client, read by client id
   for (const m of rows) deps.add("channel", m.channelId).add("user", m.userId);

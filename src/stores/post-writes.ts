@@ -55,14 +55,16 @@ export function postFacets(text: TextResult, raw: unknown): [string, string][] {
  * The statement writing a post's facets: `facets` (their values with `sentinel` replaced by the id,
  * as `{object_id}` in link URLs) and the files the raw names (`file`, `file_kind`) that exist.
  */
-function facetsInsert(postId: SQL | number, facets: [string, string][], fileIds: number[], sentinel: string | null): SQL | null {
+function facetsInsert(postId: SQL | number, facets: [string, string][], fileIds: number[], sentinel: string | null, when: SQL = sql`1 = 1`): SQL | null {
   if (!facets.length && !fileIds.length) return null;
   const id = typeof postId === "number" ? int(postId) : postId;
   const value = sentinel ? sql`replace(${jsonItem(sql`j.value`, 1)}, ${text(sentinel)}, CAST(${id} AS TEXT))` : jsonItem(sql`j.value`, 1);
   return sql`INSERT INTO post_facets (post_id, facet, value)
-    SELECT ${id}, ${jsonItem(sql`j.value`, 0)}, ${value} FROM ${jsonValues(facets, "j")}
-    UNION ALL SELECT ${id}, 'file', CAST(f.id AS TEXT) FROM files f WHERE f.id IN ${inList(fileIds)} AND f.is_deleted = 0
-    UNION ALL SELECT ${id}, 'file_kind', f.kind FROM files f WHERE f.id IN ${inList(fileIds)} AND f.is_deleted = 0
+    SELECT fx.post_id, fx.facet, fx.value FROM (
+      SELECT ${id} AS post_id, ${jsonItem(sql`j.value`, 0)} AS facet, ${value} AS value FROM ${jsonValues(facets, "j")}
+      UNION ALL SELECT ${id}, 'file', CAST(f.id AS TEXT) FROM files f WHERE f.id IN ${inList(fileIds)} AND f.is_deleted = 0
+      UNION ALL SELECT ${id}, 'file_kind', f.kind FROM files f WHERE f.id IN ${inList(fileIds)} AND f.is_deleted = 0
+    ) fx WHERE ${when}
     ON CONFLICT DO NOTHING`;
 }
 
@@ -143,7 +145,8 @@ export interface Revision {
 export async function revisePost(db: Db, r: Revision): Promise<{ set: PostSet; view: PostView } | null> {
   const rawSet = r.raw === undefined ? sql`` : sql`, raw = ${JSON.stringify(r.raw)}`;
   const raw = r.raw === undefined ? r.currentRaw : r.raw;
-  const live = sql`exists(select 1 from posts where id = ${r.postId} and is_deleted = 0)`;
+  // A post deleted since the route looked keeps its mentions and facets (its tag lists show it deleted).
+  const live = sql`exists(select 1 from posts where id = ${r.postId} and is_deleted = 0 and repost_of is null)`;
   const writes: SQL[] = [
     // The primary key (post_id, revision) refuses a second revision, rolling the batch back.
     sql`insert into post_revisions (post_id, revision, text, html, entities, is_nsfw, raw, created_at)
@@ -151,15 +154,15 @@ export async function revisePost(db: Db, r: Revision): Promise<{ set: PostSet; v
     sql`update posts set text = ${r.text.text}, html = ${r.text.html}, entities = ${JSON.stringify(r.text.entities)},
       is_nsfw = ${r.isNsfw ? 1 : 0} ${rawSet}, is_revised = 1, revised_at = ${r.at}
       where id = ${r.postId} and is_deleted = 0 and repost_of is null`,
-    sql`delete from post_mentions where post_id = ${r.postId}`,
-    sql`delete from post_facets where post_id = ${r.postId}`,
+    sql`delete from post_mentions where post_id = ${r.postId} and ${live}`,
+    sql`delete from post_facets where post_id = ${r.postId} and ${live}`,
   ];
   if (r.text.entities.mentions.length) {
     writes.push(sql`insert into post_mentions (post_id, user_id)
       select ${r.postId}, j.value from ${jsonRows(mentionIds(r.text), "j")} where ${live}
       on conflict do nothing`);
   }
-  const facets = facetsInsert(r.postId, postFacets(r.text, raw), rawAttachments(raw).fileIds, null);
+  const facets = facetsInsert(r.postId, postFacets(r.text, raw), rawAttachments(raw).fileIds, null, live);
   if (facets) writes.push(facets);
   try {
     const set = readBack(await mixedBatch(db, [...writes, postsQuery(r.viewerId, single(r.postId))]));

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { actor, call, type ApiResponse } from "../helpers";
 import { DB } from "../db";
+import { isPostgres } from "../../src/db";
 
 // Post reads, the global stream and the interactions page answer again from a kept response
 // while nothing they show was written (issue 19). Whatever is kept, a reader never sees a
@@ -168,12 +169,26 @@ describe("kept responses", () => {
     expect((await read(pm, b.token)).map((m: any) => m.content.text)).toEqual(["okapi hello"]);
   });
 
-  it("is not used for live presence", async () => {
+  it("D1's relevance ranking moves with any message, so a message in another channel is read again", async () => {
+    const a = await actor("messages");
+    const open = { type: "com.example.chat", acl: { read: { public: true }, write: { any_user: true } } };
+    const here = await must(call("POST", "/channels", { token: a.token, json: open }));
+    const elsewhere = await must(call("POST", "/channels", { token: a.token, json: open }));
+    await must(call("POST", `/channels/${here.id}/messages`, { token: a.token, json: { text: "gnu gnu" } }));
+    const path = `/channels/messages/search?channel_ids=${here.id}&q=gnu&order=relevance`;
+    await kept(path);
+    await must(call("POST", `/channels/${elsewhere.id}/messages`, { token: a.token, json: { text: "gnu elsewhere" } }));
+    // FTS5's bm25 weighs words by the whole index; Postgres's ts_rank looks at the message only.
+    expect((await call("GET", path)).headers.get("x-cache")).toBe(isPostgres ? "hit" : "miss");
+  });
+
+  it("is not used for live presence, nor for the directed-posts filter", async () => {
     const a = await actor(SCOPES);
     const p = await newPost(a.token);
     for (let i = 0; i < 3; i++) {
-      const res = await call("GET", `/posts/${p.id}?include_presence=1`);
-      expect(res.headers.get("x-cache")).toBeNull();
+      expect((await call("GET", `/posts/${p.id}?include_presence=1`)).headers.get("x-cache")).toBeNull();
+      // Whether a post is directed depends on whether its leading mention names a user who exists.
+      expect((await call("GET", "/posts/streams/global?include_directed_posts=0")).headers.get("x-cache")).toBeNull();
     }
   });
 });
