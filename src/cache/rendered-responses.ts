@@ -133,16 +133,23 @@ export function cachedAlongsideToken(path: string, reads?: Parameters<typeof rea
   });
 }
 
-/** `db` whose next batch also runs `lead` first (same round trip and snapshot), giving its result to `got`. */
+/**
+ * `db` whose next batch also runs `lead` first (same round trip and snapshot), giving its result
+ * to `got`. Batches started while that one runs wait for it, so none reads before `lead`.
+ */
 function withLeadingRead(db: Db, lead: BoundQuery, got: (r: RawResult) => void): Db {
-  let pending = true;
+  let leading: Promise<unknown> | undefined;
   const exec: Executor = {
     kind: db.exec.kind,
     rows: (native) => db.exec.rows(native),
     batch: async (queries) => {
-      if (!pending) return db.exec.batch(queries);
-      pending = false;
-      const [first, ...rest] = await db.exec.batch([lead.query, ...queries]);
+      if (leading) {
+        await leading.catch(() => {});
+        return db.exec.batch(queries);
+      }
+      const run = db.exec.batch([lead.query, ...queries]);
+      leading = run;
+      const [first, ...rest] = await run;
       got(db.exec.rows(first));
       return rest;
     },
