@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { readAlongsideToken } from "../auth/authenticate";
 import type { Db, RawResult } from "../db";
-import { BoundQuery, runBatch, type Statement } from "../db/batch";
+import { BoundQuery, runBatch } from "../db/batch";
 import type { Executor } from "../db/types";
 import type { AppEnv } from "../http/types";
 import { now } from "../http/time";
@@ -24,7 +24,8 @@ import type { PostSet } from "../stores/posts";
 type Ctx = Context<AppEnv>;
 
 interface Entry {
-  shards: number[];
+  /** The read of its counters' sum, built once when it was kept. */
+  check: BoundQuery;
   sum: number;
   body: Uint8Array<ArrayBuffer>;
   contentType: string;
@@ -37,8 +38,6 @@ interface Entry {
 export interface CacheProbe {
   key: string;
   entry?: Entry;
-  /** How many of the alongside results are the cache's: the entry's sum, or the epoch without one. */
-  count: number;
 }
 
 const MAX_BYTES = 24 * 1024 * 1024; // of an isolate's 128 MB
@@ -107,17 +106,17 @@ function cacheable(c: Ctx): boolean {
 
 const keyOf = (c: Ctx, tokenHash: string | undefined) => `${tokenHash ?? "-"} ${c.req.url}`;
 
-/**
- * The cache's read, to run before or with the data: the kept entry's sum, or without an entry the
- * epoch (then the data rides in the same snapshot). When the sum shows a change, the epoch rides
- * the data's first batch instead.
- */
-function probe(c: Ctx, tokenHash: string | undefined): { probe: CacheProbe; reads: Statement[] } {
+function probe(c: Ctx, tokenHash: string | undefined): CacheProbe {
   const key = keyOf(c, tokenHash);
-  const entry = entries.get(key);
-  const reads = [entry ? versionSumQuery(entry.shards) : epochQuery()];
-  return { probe: { key, entry, count: reads.length }, reads };
+  return { key, entry: entries.get(key) };
 }
+
+/**
+ * The cache's one read, to run before or with the data: the kept entry's sum, or without an entry
+ * the epoch (then the data rides in the same snapshot). When the sum shows a change, the epoch
+ * rides the data's first batch instead.
+ */
+const probeRead = (p: CacheProbe): BoundQuery => p.entry?.check ?? epochQuery();
 
 /**
  * Declares a cached GET path whose reads ride with the token lookup: the cache's probe and,
@@ -128,8 +127,8 @@ export function cachedAlongsideToken(path: string, reads?: Parameters<typeof rea
   readAlongsideToken(path, (c, viewer) => {
     if (!cacheable(c)) return reads?.(c, viewer);
     const p = probe(c, viewer.tokenHash);
-    c.set("renderCache", p.probe);
-    return [...p.reads, ...((p.probe.entry ? undefined : reads?.(c, viewer)) ?? [])];
+    c.set("renderCache", p);
+    return [probeRead(p), ...((p.entry ? undefined : reads?.(c, viewer)) ?? [])];
   });
 }
 
@@ -168,21 +167,20 @@ export async function cachedRead(c: Ctx, produce: (deps: RenderDeps) => Promise<
   if (!cacheable(c)) return produce(new RenderDeps());
   const tokenHash = c.var.auth?.token.tokenHash;
   let state = c.get("renderCache");
-  let results: RawResult[] | undefined;
+  let read: RawResult | undefined;
   if (state) {
-    const along = c.get("alongside") ?? [];
-    results = along.slice(0, state.count);
-    const rest = along.slice(state.count);
+    // The probe's result comes first, the route's own reads after it.
+    const [first, ...rest] = c.get("alongside") ?? [];
+    read = first;
     c.set("alongside", rest.length ? rest : undefined);
   } else {
-    const p = probe(c, tokenHash);
-    state = p.probe;
-    if (state.entry) results = await runBatch(c.var.db, p.reads);
+    state = probe(c, tokenHash);
+    if (state.entry) [read] = await runBatch(c.var.db, [probeRead(state)]);
   }
   const entry = state.entry;
-  let epoch = entry ? undefined : versionOf(results?.[0]);
+  let epoch = entry ? undefined : versionOf(read);
   const at = now(c);
-  if (entry && versionOf(results?.[0]) === entry.sum && at >= entry.readAt && at < entry.validUntil) {
+  if (entry && versionOf(read) === entry.sum && at >= entry.readAt && at < entry.validUntil) {
     put(state.key, entry);
     return c.body(entry.body, 200, { "content-type": entry.contentType, "x-cache": "hit" });
   }
@@ -209,8 +207,8 @@ export async function cachedRead(c: Ctx, produce: (deps: RenderDeps) => Promise<
 /** Keeps a response if nothing was written between its data read and the read of its counters. */
 async function keep(db: Db, key: string, deps: RenderDeps, epoch: number, res: Response, readAt: number) {
   const body = new Uint8Array(await res.arrayBuffer());
-  const shards = [...deps.shards];
-  const [e, sum] = await runBatch(db, [epochQuery(), versionSumQuery(shards)]);
+  const check = versionSumQuery([...deps.shards]);
+  const [e, sum] = await runBatch(db, [epochQuery(), check]);
   if (versionOf(e) !== epoch || versionOf(sum) === undefined) return;
-  put(key, { shards, sum: versionOf(sum)!, body, contentType: res.headers.get("content-type") ?? "application/json", readAt, validUntil: deps.validUntil });
+  put(key, { check, sum: versionOf(sum)!, body, contentType: res.headers.get("content-type") ?? "application/json", readAt, validUntil: deps.validUntil });
 }
