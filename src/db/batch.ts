@@ -40,6 +40,9 @@ export function compile(q: SQL): Query {
   return { sql: text, params };
 }
 
+/** Compiled Postgres text with its `$n` parameters renumbered to follow `n` others (to put it after them). */
+export const shiftParams = (text: string, n: number): string => text.replace(/\$(\d+)/g, (_, i) => `$${Number(i) + n}`);
+
 /**
  * Runs drizzle query builders and raw `sql` statements (with parameters) atomically in one round
  * trip: one D1 batch, or one Postgres transaction. Builder results come back mapped as drizzle

@@ -1,6 +1,6 @@
 import { fillPlaceholders, getTableColumns, sql, type SQL } from "drizzle-orm";
 import { isPostgres, schema, type Row } from "../db";
-import { BoundQuery, compile } from "../db/batch";
+import { BoundQuery, compile, shiftParams } from "../db/batch";
 import { selectGroup, pick, type Field } from "../db/compiled";
 import type { AppRef, PostRecord, PostView } from "./posts";
 import { embeddedUserColumns, type UserView, type Viewer } from "./users";
@@ -75,7 +75,7 @@ export function boundPostsQuery(viewer: Viewer | null, pageIds: SQL, paged: bool
   let text = shape.text;
   if (isPostgres && page.params.length) {
     const n = page.params.length;
-    text = shape.shifted.get(n) ?? shape.text.replace(/\$(\d+)/g, (_, i) => `$${Number(i) + n}`);
+    text = shape.shifted.get(n) ?? shiftParams(shape.text, n);
     shape.shifted.set(n, text);
   }
   const params =

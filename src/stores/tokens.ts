@@ -1,6 +1,6 @@
 import { and, eq, fillPlaceholders, getTableColumns, sql } from "drizzle-orm";
 import { isPostgres, schema, type Db, type RawResult } from "../db";
-import { BoundQuery, compile, runBatch, type Statement } from "../db/batch";
+import { BoundQuery, compile, runBatch, shiftParams, type Statement } from "../db/batch";
 import { pick, selectGroup, type Field } from "../db/compiled";
 import type { Query } from "../db/types";
 import type { AppRecord } from "./apps";
@@ -62,9 +62,7 @@ function withScalar(lookup: BoundQuery, scalar: BoundQuery): BoundQuery {
   const key = scalar.query.sql;
   let text = combined.get(key);
   if (text === undefined) {
-    const n = lookup.query.params.length;
-    const inner = key.replace(/\$(\d+)/g, (_, i) => `$${Number(i) + n}`);
-    text = `SELECT tk.*, (${inner}) AS alongside_v FROM (${lookup.query.sql}) tk`;
+    text = `SELECT tk.*, (${shiftParams(key, lookup.query.params.length)}) AS alongside_v FROM (${lookup.query.sql}) tk`;
     if (combined.size < 64) combined.set(key, text);
   }
   return new BoundQuery({ sql: text, params: [...lookup.query.params, ...scalar.query.params] });
