@@ -1,4 +1,5 @@
 import { SELF } from "cloudflare:test";
+import { expect } from "vitest";
 
 export const BASE = "http://api.test/v1";
 export const ADMIN = "test-admin-token";
@@ -42,6 +43,13 @@ export async function call<T = any>(method: string, path: string, opts: CallOpti
     parsed = undefined;
   }
   return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
+/** The body of a call that must answer `status` (the response text is the failure message). */
+export async function must(p: Promise<ApiResponse>, status = 200) {
+  const res = await p;
+  expect(res.status, res.text).toBe(status);
+  return res.body;
 }
 
 let counter = 0;

@@ -1,16 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { actor, call } from "../helpers";
+import { actor, call, must } from "../helpers";
 import { ALL_SCOPES, appStream, subscribe, userStream } from "./stream-fixtures";
 
 // Channel presence (resources/channels/presence.md), presence `expiration` and
 // `update_presence_expiration` (resources/users/presence.md), and the app stream frame meta a
 // push relay reads (how-to/app-streams.md), through HTTP and real sockets.
 
-const must = async (p: Promise<{ status: number; text: string; body: any }>, status = 200) => {
-  const res = await p;
-  expect(res.status, res.text).toBe(status);
-  return res.body;
-};
 const T0 = 1_900_000_000;
 const iso = (s: number) => new Date(s * 1000).toISOString().slice(0, 19) + "Z";
 const newChannel = async (token: string, json: Record<string, unknown> = {}) =>

@@ -27,14 +27,15 @@ async function read(path: string, token?: string) {
   return res.body.data;
 }
 
-async function must(p: Promise<ApiResponse>) {
+/** The data of a call that must succeed (any 2xx: creations answer 201). */
+async function dataOf(p: Promise<ApiResponse>) {
   const res = await p;
   expect(res.status, res.text).toBeLessThan(300);
   return res.body?.data;
 }
 
 async function newPost(token: string, text = `post ${Math.random()}`) {
-  return must(call("POST", "/posts", { token, json: { text } }));
+  return dataOf(call("POST", "/posts", { token, json: { text } }));
 }
 
 describe("kept responses", () => {
@@ -46,7 +47,7 @@ describe("kept responses", () => {
     expect(hit.text).toBe(first.text);
     expect(hit.headers.get("x-debug-db-calls")).toBe("1");
     const b = await actor(SCOPES);
-    await must(call("PUT", `/posts/${p.id}/bookmark`, { token: b.token }));
+    await dataOf(call("PUT", `/posts/${p.id}/bookmark`, { token: b.token }));
     const mine = await kept(`/posts/${p.id}`, b.token);
     expect(mine.body.data.you_bookmarked).toBe(true);
     // Another token's kept answer is never served to this one.
@@ -59,8 +60,8 @@ describe("kept responses", () => {
     const mine = await newPost(a.token);
     const other = await newPost(b.token);
     await kept(`/posts/${mine.id}`);
-    await must(call("PUT", `/posts/${other.id}`, { token: b.token, json: { text: "revised" } }));
-    await must(call("PATCH", "/users/me", { token: b.token, json: { name: "Someone Else" } }));
+    await dataOf(call("PUT", `/posts/${other.id}`, { token: b.token, json: { text: "revised" } }));
+    await dataOf(call("PATCH", "/users/me", { token: b.token, json: { name: "Someone Else" } }));
     expect((await call("GET", `/posts/${mine.id}`)).headers.get("x-cache")).toBe("hit");
   });
 
@@ -74,17 +75,17 @@ describe("kept responses", () => {
       await write();
       check(await read(path, token));
     };
-    await step(() => must(call("PUT", path, { token: author.token, json: { text: "after" } })), (q) => expect(q.content.text).toBe("after"));
-    await step(() => newPost(reader.token).then((r) => must(call("POST", "/posts", { token: reader.token, json: { text: "re", reply_to: p.id } })).then(() => r)), (q) => expect(q.counts.replies).toBe(1));
-    await step(() => must(call("PUT", `${path}/repost`, { token: reader.token })), (q) => expect(q.counts.reposts).toBe(1));
-    await step(() => must(call("PUT", `${path}/bookmark`, { token: reader.token })), (q) => expect(q.you_bookmarked).toBe(true), reader.token);
-    await step(() => must(call("PATCH", "/users/me", { token: author.token, json: { name: "New Name" } })), (q) => expect(q.user.name).toBe("New Name"));
-    await step(() => must(call("PUT", `/users/${author.user.id}/follow`, { token: reader.token })), (q) => {
+    await step(() => dataOf(call("PUT", path, { token: author.token, json: { text: "after" } })), (q) => expect(q.content.text).toBe("after"));
+    await step(() => newPost(reader.token).then((r) => dataOf(call("POST", "/posts", { token: reader.token, json: { text: "re", reply_to: p.id } })).then(() => r)), (q) => expect(q.counts.replies).toBe(1));
+    await step(() => dataOf(call("PUT", `${path}/repost`, { token: reader.token })), (q) => expect(q.counts.reposts).toBe(1));
+    await step(() => dataOf(call("PUT", `${path}/bookmark`, { token: reader.token })), (q) => expect(q.you_bookmarked).toBe(true), reader.token);
+    await step(() => dataOf(call("PATCH", "/users/me", { token: author.token, json: { name: "New Name" } })), (q) => expect(q.user.name).toBe("New Name"));
+    await step(() => dataOf(call("PUT", `/users/${author.user.id}/follow`, { token: reader.token })), (q) => {
       expect(q.user.you_follow).toBe(true);
       expect(q.user.counts.followers).toBe(1);
     }, reader.token);
     await step(() => DB.prepare("UPDATE apps SET name = 'Renamed Client' WHERE id = ?").bind(Number(author.app.id)).run(), (q) => expect(q.source.name).toBe("Renamed Client"));
-    await step(() => must(call("DELETE", path, { token: author.token })), (q) => expect(q.is_deleted).toBe(true));
+    await step(() => dataOf(call("DELETE", path, { token: author.token })), (q) => expect(q.is_deleted).toBe(true));
   });
 
   it("posts by ids show a post created after the list was kept", async () => {
@@ -105,7 +106,7 @@ describe("kept responses", () => {
     const p = await newPost(a.token);
     expect((await read("/posts/streams/global"))[0].id).toBe(p.id);
     await kept("/posts/streams/global", reader.token);
-    await must(call("PUT", `/users/${a.user.id}/mute`, { token: reader.token }));
+    await dataOf(call("PUT", `/users/${a.user.id}/mute`, { token: reader.token }));
     expect((await read("/posts/streams/global", reader.token)).some((x: any) => x.user?.id === a.user.id)).toBe(false);
     // A user who becomes a feed: the global stream lists human users' posts only.
     await kept("/posts/streams/global");
@@ -117,7 +118,7 @@ describe("kept responses", () => {
     const me = await actor(SCOPES);
     const friend = await actor(SCOPES);
     const root = await newPost(friend.token, "root #cachedtag");
-    await must(call("PUT", `/users/${friend.user.id}/follow`, { token: me.token }));
+    await dataOf(call("PUT", `/users/${friend.user.id}/follow`, { token: me.token }));
     const lists: [string, string | undefined][] = [
       ["/posts/streams/me", me.token],
       ["/posts/streams/unified", me.token],
@@ -127,11 +128,11 @@ describe("kept responses", () => {
       [`/posts/${root.id}/thread`, undefined],
     ];
     for (const [path, token] of lists) await kept(path, token);
-    const reply = await must(call("POST", "/posts", { token: friend.token, json: { text: `@${me.user.username} hi #cachedtag`, reply_to: root.id } }));
+    const reply = await dataOf(call("POST", "/posts", { token: friend.token, json: { text: `@${me.user.username} hi #cachedtag`, reply_to: root.id } }));
     for (const [path, token] of lists) expect((await read(path, token)).map((p: any) => p.id), path).toContain(reply.id);
     // Unfollowing changes the personal stream.
     await kept("/posts/streams/me", me.token);
-    await must(call("DELETE", `/users/${friend.user.id}/follow`, { token: me.token }));
+    await dataOf(call("DELETE", `/users/${friend.user.id}/follow`, { token: me.token }));
     expect((await read("/posts/streams/me", me.token)).some((p: any) => p.user?.id === friend.user.id)).toBe(false);
   });
 
@@ -139,45 +140,45 @@ describe("kept responses", () => {
     const me = await actor(SCOPES);
     const fan = await actor(SCOPES);
     const p = await newPost(me.token);
-    await must(call("PUT", `/posts/${p.id}/bookmark`, { token: fan.token }));
+    await dataOf(call("PUT", `/posts/${p.id}/bookmark`, { token: fan.token }));
     const before = (await kept("/users/me/interactions", me.token)).body.data;
     expect(before.map((i: any) => i.action)).toEqual(["bookmark"]);
     expect((await kept("/users/me/interactions", me.token)).headers.get("x-debug-db-calls")).toBe("1");
-    await must(call("PUT", `/users/${me.user.id}/follow`, { token: fan.token }));
+    await dataOf(call("PUT", `/users/${me.user.id}/follow`, { token: fan.token }));
     expect((await read("/users/me/interactions", me.token)).map((i: any) => i.action)).toEqual(["follow", "bookmark"]);
     await kept("/users/me/interactions", me.token);
-    await must(call("PATCH", "/users/me", { token: fan.token, json: { name: "Fan Renamed" } }));
+    await dataOf(call("PATCH", "/users/me", { token: fan.token, json: { name: "Fan Renamed" } }));
     expect((await read("/users/me/interactions", me.token))[1].users[0].name).toBe("Fan Renamed");
   });
 
   it("message search shows a new message, a deleted one, and a new private message", async () => {
     const a = await actor("messages");
     const b = await actor("messages");
-    const ch = await must(call("POST", "/channels", { token: a.token, json: { type: "com.example.chat", acl: { read: { public: true }, write: { any_user: true } } } }));
-    const say = (text: string) => must(call("POST", `/channels/${ch.id}/messages`, { token: a.token, json: { text } }));
+    const ch = await dataOf(call("POST", "/channels", { token: a.token, json: { type: "com.example.chat", acl: { read: { public: true }, write: { any_user: true } } } }));
+    const say = (text: string) => dataOf(call("POST", `/channels/${ch.id}/messages`, { token: a.token, json: { text } }));
     const first = await say("zebra one");
     const path = `/channels/messages/search?channel_ids=${ch.id}&q=zebra`;
     expect((await kept(path)).body.data.map((m: any) => m.id)).toEqual([first.id]);
     const second = await say("zebra two");
     expect((await read(path)).map((m: any) => m.id)).toEqual([second.id, first.id]);
     await kept(path);
-    await must(call("DELETE", `/channels/${ch.id}/messages/${first.id}`, { token: a.token }));
+    await dataOf(call("DELETE", `/channels/${ch.id}/messages/${first.id}`, { token: a.token }));
     expect((await read(path)).map((m: any) => m.id)).toEqual([second.id]);
     const pm = `/channels/messages/search?channel_ids=pm&q=okapi`;
     await kept(pm, b.token);
-    await must(call("POST", "/channels/pm/messages", { token: a.token, json: { destinations: [b.user.id], text: "okapi hello" } }));
+    await dataOf(call("POST", "/channels/pm/messages", { token: a.token, json: { destinations: [b.user.id], text: "okapi hello" } }));
     expect((await read(pm, b.token)).map((m: any) => m.content.text)).toEqual(["okapi hello"]);
   });
 
   it("D1's relevance ranking moves with any message, so a message in another channel is read again", async () => {
     const a = await actor("messages");
     const open = { type: "com.example.chat", acl: { read: { public: true }, write: { any_user: true } } };
-    const here = await must(call("POST", "/channels", { token: a.token, json: open }));
-    const elsewhere = await must(call("POST", "/channels", { token: a.token, json: open }));
-    await must(call("POST", `/channels/${here.id}/messages`, { token: a.token, json: { text: "gnu gnu" } }));
+    const here = await dataOf(call("POST", "/channels", { token: a.token, json: open }));
+    const elsewhere = await dataOf(call("POST", "/channels", { token: a.token, json: open }));
+    await dataOf(call("POST", `/channels/${here.id}/messages`, { token: a.token, json: { text: "gnu gnu" } }));
     const path = `/channels/messages/search?channel_ids=${here.id}&q=gnu&order=relevance`;
     await kept(path);
-    await must(call("POST", `/channels/${elsewhere.id}/messages`, { token: a.token, json: { text: "gnu elsewhere" } }));
+    await dataOf(call("POST", `/channels/${elsewhere.id}/messages`, { token: a.token, json: { text: "gnu elsewhere" } }));
     // FTS5's bm25 weighs words by the whole index; Postgres's ts_rank looks at the message only.
     expect((await call("GET", path)).headers.get("x-cache")).toBe(isPostgres ? "hit" : "miss");
   });

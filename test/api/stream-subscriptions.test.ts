@@ -1,15 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { actor, call, userToken } from "../helpers";
+import { actor, call, must, userToken } from "../helpers";
 import { ALL_SCOPES, eventsOf, rowsOf, socket, subscribe, userStream } from "./stream-fixtures";
 
 // User streams: the reference's 14 subscribable endpoints and the connection and subscription
 // query parameters (how-to/user-streams.md), through the HTTP surface and real sockets.
 
-const must = async (p: Promise<{ status: number; text: string; body: any }>, status = 200) => {
-  const res = await p;
-  expect(res.status, res.text).toBe(status);
-  return res.body;
-};
 const follow = (token: string, userId: string) => must(call("PUT", `/users/${userId}/follow`, { token }));
 const post = async (token: string, json: Record<string, unknown>) => (await must(call("POST", "/posts", { token, json }), 201)).data.id as string;
 const hasSub = (sub: string) => (f: any) => f.meta?.subscription_ids?.includes(sub);
