@@ -38,6 +38,10 @@ async function list(c: Ctx, q: ListQueryValue, s: Stream, marker: string | null 
   return renderPage(c, set, m.page);
 }
 
+/** A list kept while nothing it shows is written (`cachedRead`). */
+const keptList = (c: Ctx, q: ListQueryValue, s: Stream, marker: string | null = null, notFound?: string) =>
+  cachedRead(c, (deps) => list(c, q, s, marker, notFound, deps));
+
 /**
  * A user's list, kept (`cachedRead`) unless the user is named by `@username`: that lookup is a
  * read of its own, before the kept response's epoch, and a rename would change what it names.
@@ -77,7 +81,7 @@ const tagRoute = (path: string, deprecated: boolean) =>
 function tagList(c: Ctx, given: string, q: ListQueryValue) {
   const tag = normalizeTag(given.replace(/^#/, ""));
   if (!tag) throw ApiError.badRequest("'tag' must name a tag");
-  return cachedRead(c, (deps) => list(c, q, { kind: "tag", tag }, null, undefined, deps));
+  return keptList(c, q, { kind: "tag", tag });
 }
 
 export const postStreamRoutes = createRouter()
@@ -134,7 +138,7 @@ export const postStreamRoutes = createRouter()
       request: { query: ListQuery },
       responses: { 200: postList("Paginated posts"), ...errors(400) },
     }),
-    (c) => cachedRead(c, (deps) => list(c, c.req.valid("query"), { kind: "global" }, "global", undefined, deps)),
+    (c) => keptList(c, c.req.valid("query"), { kind: "global" }, "global"),
   )
   .openapi(
     defineRoute(userToken("stream"), {
@@ -146,7 +150,7 @@ export const postStreamRoutes = createRouter()
       request: { query: ListQuery },
       responses: { 200: postList("Paginated posts"), ...errors(400, 401, 403) },
     }),
-    (c) => cachedRead(c, (deps) => list(c, c.req.valid("query"), { kind: "personal", userId: currentUser(c).id, withMentions: false }, "personal", undefined, deps)),
+    (c) => keptList(c, c.req.valid("query"), { kind: "personal", userId: currentUser(c).id, withMentions: false }, "personal"),
   )
   .openapi(
     defineRoute(userToken("stream"), {
@@ -158,7 +162,7 @@ export const postStreamRoutes = createRouter()
       request: { query: ListQuery },
       responses: { 200: postList("Paginated posts"), ...errors(400, 401, 403) },
     }),
-    (c) => cachedRead(c, (deps) => list(c, c.req.valid("query"), { kind: "personal", userId: currentUser(c).id, withMentions: true }, "personal", undefined, deps)),
+    (c) => keptList(c, c.req.valid("query"), { kind: "personal", userId: currentUser(c).id, withMentions: true }, "personal"),
   )
   .openapi(
     defineRoute(PUBLIC, {
@@ -205,7 +209,7 @@ export const postStreamRoutes = createRouter()
       request: { params: postParam, query: ListQuery },
       responses: { 200: postList("Paginated posts"), ...errors(400, 404) },
     }),
-    (c) => cachedRead(c, (deps) => list(c, c.req.valid("query"), { kind: "thread", postId: Number(c.req.valid("param").post_id) }, null, "no such post", deps)),
+    (c) => keptList(c, c.req.valid("query"), { kind: "thread", postId: Number(c.req.valid("param").post_id) }, null, "no such post"),
   )
   .openapi(
     defineRoute(userToken(), {
