@@ -109,27 +109,19 @@ export async function lookupChannels(db: Db, ids: number[], viewerId: number | n
   return { ...read, channels: ids.flatMap((id) => byId.get(id) ?? []) };
 }
 
-/** One channel the viewer may read (the single-channel reads), or undefined. */
-export async function readableChannelWith(db: Db, id: number, viewerId: number | null, want: ChannelExtras): Promise<ChannelRead> {
-  const { read } = await readChannels(
-    db,
-    sql`SELECT ${channelColumnsSql(viewerId)} FROM ${channelFrom} WHERE c.id = ${id} AND ${canReadSql("c", viewerId)}`,
-    viewerId,
-    want,
-  );
+/** The channel `where` picks (on `c`), if the viewer may read it. */
+async function oneReadable(db: Db, where: SQL, viewerId: number | null, want: ChannelExtras): Promise<ChannelRead> {
+  const { read } = await readChannels(db, sql`SELECT ${channelColumnsSql(viewerId)} FROM ${channelFrom} WHERE ${where} AND ${canReadSql("c", viewerId)}`, viewerId, want);
   return read;
 }
 
+/** One channel the viewer may read (the single-channel reads), or undefined. */
+export const readableChannelWith = (db: Db, id: number, viewerId: number | null, want: ChannelExtras): Promise<ChannelRead> =>
+  oneReadable(db, sql`c.id = ${id}`, viewerId, want);
+
 /** The private-message channel of exactly these participants (sorted key), if the viewer may read it. */
-export async function existingPm(db: Db, pmKey: string, viewerId: number, want: ChannelExtras): Promise<ChannelRead> {
-  const { read } = await readChannels(
-    db,
-    sql`SELECT ${channelColumnsSql(viewerId)} FROM ${channelFrom} WHERE c.pm_key = ${pmKey} AND ${canReadSql("c", viewerId)}`,
-    viewerId,
-    want,
-  );
-  return read;
-}
+export const existingPm = (db: Db, pmKey: string, viewerId: number, want: ChannelExtras): Promise<ChannelRead> =>
+  oneReadable(db, sql`c.pm_key = ${pmKey}`, viewerId, want);
 
 /** The types `meta.unread_counts` of the inbox always names. */
 export const INBOX_COUNT_TYPES = [PM_TYPE, "io.example.core.chat"];
