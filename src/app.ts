@@ -6,6 +6,7 @@ import { authenticate } from "./auth/authenticate";
 import { rateLimit } from "./middleware/rate-limit";
 import { oauthErrorFields } from "./auth/oauth";
 import { ApiError } from "./http/errors";
+import { boundBody } from "./http/body-limit";
 import { registerOpenApiComponents } from "./http/route";
 import type { AppEnv } from "./http/types";
 import { openDb } from "./db";
@@ -132,6 +133,8 @@ export function createApp() {
     }),
   );
   app.use("*", prettyJson);
+  // Every body is bounded while it streams; routes set their own limit (defineRoute's `bodyLimit`).
+  app.use("*", boundBody);
   // Mounted ahead of the database handle, rate limits and authentication: a health probe uses none of them.
   app.route("/v1", healthRoutes);
   app.use("*", async (c, next) => {

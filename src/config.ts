@@ -34,6 +34,42 @@ export const MORE_LIMITS = {
   storageQuotaBytes: 10 * 1024 * 1024 * 1024,
 } as const;
 
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+/**
+ * Request body limits, enforced while the body streams in (src/http/body-limit.ts): a declared
+ * Content-Length over the limit is a 413 before anything is read, an undeclared one is counted.
+ */
+export const BODY_LIMITS = {
+  /**
+   * JSON (and form) bodies: the largest legitimate one is a message (2048 characters) with its
+   * `raw` (8192 bytes) or a channel with three 200-user ACL lists and `raw`, even fully
+   * `\u`-escaped. Megabytes are never needed.
+   */
+  json: 128 * KiB,
+  /** POST /text/process: one post or message text (2048 characters at most, escaped) and flags. */
+  textProcess: 32 * KiB,
+  /** Room for the non-file parts of a multipart upload (fields, `raw`, part headers). */
+  multipartOverhead: 64 * KiB,
+  /** File uploads: the file limit plus the multipart overhead. */
+  upload: LIMITS.file.max_size_bytes + 64 * KiB,
+  /** A body that sends nothing for this long is refused (a stalled or truncated upload). */
+  idleSeconds: 10,
+} as const;
+
+/** How uploads are written to R2 (src/services/r2-writer.ts) and read back for media information. */
+export const UPLOAD_STREAMING = {
+  /** Multipart-upload part size (R2: at least 5 MiB, all but the last the same size); also the in-memory buffer. */
+  partBytes: 8 * MiB,
+  /** The first bytes of an upload kept in memory for type detection and image dimensions. */
+  headBytes: 1 * MiB,
+  /** How far into an image its dimensions are looked for when the head is not enough. */
+  imageProbeBytes: 16 * MiB,
+  /** Largest MP4 `moov` box read for durations and track sizes. */
+  mp4MoovMaxBytes: 16 * MiB,
+} as const;
+
 /** Poll rules (api.md / decisions §4 and the public service's poll lifecycle). */
 export const POLL_LIMITS = {
   promptMaxLength: 256,

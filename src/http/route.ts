@@ -1,6 +1,8 @@
 import { OpenAPIHono, createRoute, z, type RouteConfig } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { requireAccess, type Access } from "../auth/access";
+import { BODY_LIMITS } from "../config";
+import { limitBody } from "./body-limit";
 import { ApiError, describeIssues } from "./errors";
 import type { AppEnv } from "./types";
 
@@ -22,19 +24,25 @@ export const requireJson: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
 };
 
-type RouteInput = Omit<RouteConfig, "middleware" | "security"> & { operationId?: string };
+type RouteInput = Omit<RouteConfig, "middleware" | "security"> & {
+  operationId?: string;
+  /** Largest request body in bytes (default `BODY_LIMITS.json`); routes that take files declare theirs. */
+  bodyLimit?: number;
+};
 
 /**
- * Declares a route: its OpenAPI description, validation schemas and who may call it. The
- * access rule and the JSON content-type check run as route middleware before validation.
+ * Declares a route: its OpenAPI description, validation schemas, who may call it and how large
+ * its body may be. The body limit, the access rule and the JSON content-type check run as route
+ * middleware before validation (so no body is parsed past its limit).
  * What every operation of the document has is added here: a stable `operationId` (from the
  * method and path unless given), `security` from the access rule, the 429 and the rate-limit
  * headers, and a `default` error response where no 2xx exists (WebSocket upgrades, redirects).
  */
-export function defineRoute<const R extends RouteInput>(access: Access, r: R) {
+export function defineRoute<const R extends RouteInput>(access: Access, { bodyLimit, ...r }: R) {
   const body = r.request?.body?.content;
   const jsonOnly = !!body && Object.keys(body).length === 1 && "application/json" in body;
-  const middleware: MiddlewareHandler<AppEnv>[] = [requireAccess(access), ...(jsonOnly ? [requireJson] : [])];
+  const limit = bodyLimit ?? BODY_LIMITS.json;
+  const middleware: MiddlewareHandler<AppEnv>[] = [limitBody(limit), requireAccess(access), ...(jsonOnly ? [requireJson] : [])];
   return createRoute({
     ...r,
     operationId: r.operationId ?? operationIdFor(r.method, r.path),
@@ -42,7 +50,8 @@ export function defineRoute<const R extends RouteInput>(access: Access, r: R) {
     security: securityFor(access, r.path),
     responses: standardResponses(access, r.path, r.responses),
     "x-access": access,
-  } as R & { middleware: MiddlewareHandler<AppEnv>[] });
+    "x-body-limit": limit,
+  } as Omit<R, "bodyLimit"> & { middleware: MiddlewareHandler<AppEnv>[] });
 }
 
 /** `get /users/{user_id}/posts` → `getUsersByUserIdPosts`: stable, unique and URL-safe. */

@@ -4,6 +4,7 @@ import type { TokenRecord } from "../stores/tokens";
 import type { UserExtras, UserRecord } from "../stores/users";
 import type { Meta } from "./envelope";
 import type { CacheProbe } from "../cache/rendered-responses";
+import type { BodyBound } from "./body-limit";
 
 /** Who is calling: resolved once per request from the bearer token. */
 export interface Auth {
@@ -25,5 +26,7 @@ export type AppEnv = {
     alongside?: RawResult[];
     /** The response cache's probe of this request, when it rode with the token lookup. */
     renderCache?: CacheProbe;
+    /** The bound on the request body (src/http/body-limit.ts); absent when there is no body. */
+    bodyBound?: BodyBound;
   };
 };

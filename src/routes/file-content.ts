@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { PUBLIC } from "../auth/access";
-import { LIMITS, MORE_LIMITS } from "../config";
+import { BODY_LIMITS, LIMITS, MORE_LIMITS } from "../config";
 import { ApiError } from "../http/errors";
 import { createRouter, defineRoute, errors } from "../http/route";
 import { now } from "../http/time";
@@ -39,6 +39,7 @@ export const fileContentRoutes = createRouter()
     defineRoute(PUBLIC, {
       method: "put",
       path: "/files/{file_id}/content",
+      bodyLimit: BODY_LIMITS.upload,
       tags: ["Files"],
       summary: "Upload the content of a placeholder (204). The body is the content; its Content-Type is the mime type",
       description:
@@ -54,6 +55,7 @@ export const fileContentRoutes = createRouter()
     defineRoute(PUBLIC, {
       method: "put",
       path: "/files/{file_id}/content/{derived_key}",
+      bodyLimit: BODY_LIMITS.upload,
       tags: ["Files"],
       summary: "Add or replace a derived file (204); `core_*` keys only as specified",
       description:

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { userToken } from "../auth/access";
 import { randomToken } from "../auth/crypto";
-import { LIMITS, MORE_LIMITS } from "../config";
+import { BODY_LIMITS, LIMITS, MORE_LIMITS } from "../config";
 import { addMeta, ok } from "../http/envelope";
 import { ApiError } from "../http/errors";
 import { parsePage, finishPage, pageQuery } from "../http/pagination";
@@ -60,6 +60,7 @@ export const fileRoutes = createRouter()
     defineRoute(userToken("files"), {
       method: "post",
       path: "/files",
+      bodyLimit: BODY_LIMITS.upload,
       tags: ["Files"],
       summary: "Create a file: multipart/form-data with `content` (a complete file) or JSON (a placeholder)",
       description:

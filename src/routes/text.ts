@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { ANY_TOKEN } from "../auth/access";
+import { BODY_LIMITS } from "../config";
 import { ok } from "../http/envelope";
 import { createRouter, defineRoute, Envelope, errors } from "../http/route";
 import { exampleTextResult } from "../http/examples";
@@ -28,6 +29,7 @@ export const textRoutes = createRouter().openapi(
   defineRoute(ANY_TOKEN, {
     method: "post",
     path: "/text/process",
+    bodyLimit: BODY_LIMITS.textProcess,
     tags: ["Text"],
     summary: "Show how post or message text is processed (entities and HTML)",
     description:

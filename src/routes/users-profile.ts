@@ -9,7 +9,7 @@ import { DEFAULT_SHAPE } from "../http/params";
 import { resolveUserRef } from "../http/refs";
 import { createRouter, defineRoute, errors } from "../http/route";
 import type { AppEnv } from "../http/types";
-import { discardProfileImage, IMAGE_RULES, storeProfileImage } from "../services/profile-images";
+import { discardProfileImage, IMAGE_MULTIPART_OVERHEAD, IMAGE_RULES, storeProfileImage } from "../services/profile-images";
 import { holdsBadge } from "../stores/badges";
 import { setImage, updateProfile, type ImageKind, type ProfileChange } from "../stores/profile";
 import { getUser, usersByUsernames, type UserView } from "../stores/users";
@@ -176,6 +176,7 @@ const postImageRoute = (kind: ImageKind) =>
   defineRoute(UPDATE_PROFILE, {
     method: "post",
     path: `/users/me/${kind}`,
+    bodyLimit: IMAGE_RULES[kind].maxBytes + IMAGE_MULTIPART_OVERHEAD,
     tags: ["Profile"],
     summary: `Upload a new ${kind} image`,
     description:

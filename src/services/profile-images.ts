@@ -20,7 +20,7 @@ export const IMAGE_RULES: Record<ImageKind, { maxBytes: number; minWidth: number
 
 const FORMATS = new Set(["png", "jpeg", "gif"]);
 /** Room for the other parts and headers of a multipart upload. */
-const MULTIPART_OVERHEAD = 16 * 1024;
+export const IMAGE_MULTIPART_OVERHEAD = 16 * 1024;
 const IMAGE_PREFIX = "images/";
 
 /** The bytes of an upload: the multipart part named after the image, or the image at a JSON body's `from_url`. */
@@ -28,7 +28,7 @@ async function uploadedBytes(c: Context<AppEnv>, kind: ImageKind): Promise<Uint8
   const limit = IMAGE_RULES[kind].maxBytes;
   const type = c.req.header("content-type") ?? "";
   if (/^multipart\/form-data\b/i.test(type)) {
-    const parts = parseMultipart(await readBody(c.req.raw, limit + MULTIPART_OVERHEAD, `the ${kind} upload`), type);
+    const parts = parseMultipart(await readBody(c.req.raw, limit + IMAGE_MULTIPART_OVERHEAD, `the ${kind} upload`), type);
     const part = parts.get(kind);
     if (!part) throw ApiError.badRequest(`'${kind}' is required: a file part with the image`);
     return part.data;
