@@ -8,9 +8,9 @@ import { publish } from "../events/publish";
 import { ApiError, describeIssues } from "../http/errors";
 import { idString } from "../http/route";
 import type { AppEnv } from "../http/types";
-import { issueUrl, revokeUrls, type IssuedUrl } from "../services/file-urls";
+import { revokeUrls, type IssuedUrl } from "../services/file-urls";
 import { KINDS, type Kind } from "../services/media";
-import { newStorageKey, readBody } from "../services/uploads";
+import { readBody } from "../services/uploads";
 import { getFileRow, writeState, type FileRow } from "../stores/files";
 import type { UserView } from "../stores/users";
 import { eventContext, type ViewContext } from "../views/context";
@@ -23,8 +23,6 @@ import { userParams } from "../http/params";
 export type C = Context<AppEnv>;
 
 export const QUOTA = MORE_LIMITS.storageQuotaBytes;
-/** Room for the non-file fields of a multipart upload (raw data, names, part headers). */
-export const MULTIPART_OVERHEAD = 64 * 1024;
 /** Largest JSON body a placeholder or PATCH may have. */
 export const JSON_BODY_LIMIT = 64 * 1024;
 
@@ -175,19 +173,9 @@ export const selfView = (c: C): UserView => ({
   blocksYou: false,
 });
 
-/** Stores content in R2 and issues its first URL token, together. */
-export async function storeContent(c: C, userId: number, bytes: Uint8Array, mimeType: string, name: string, sha256: string, at: number) {
-  const storageKey = newStorageKey(userId);
-  const [, url] = await Promise.all([
-    c.env.FILES.put(storageKey, bytes, { httpMetadata: { contentType: mimeType }, sha256 }),
-    issueUrl(c.env.KV, { storageKey, mimeType, name, sha256, size: bytes.length }, at),
-  ]);
-  return { storageKey, url };
-}
-
-/** Undoes `storeContent` when the database write did not happen. */
-export async function discardContent(c: C, storageKey: string, url: IssuedUrl) {
-  await Promise.all([c.env.FILES.delete(storageKey).catch(() => {}), revokeUrls(c.env.KV, [url.token])]);
+/** Removes stored content (and its URL, if one was issued) when the database write did not happen. */
+export async function discardContent(c: C, storageKey: string, url?: IssuedUrl) {
+  await Promise.all([c.env.FILES.delete(storageKey).catch(() => {}), url ? revokeUrls(c.env.KV, [url.token]) : undefined]);
 }
 
 /** 413 for content over the size limit of its kind. */

@@ -5,23 +5,19 @@ import { ApiError } from "../http/errors";
 import { createRouter, defineRoute, errors } from "../http/route";
 import { now } from "../http/time";
 import { parseShortCode, renewExpiredUrls, revokeUrls, serveContent, shortCodeMatches } from "../services/file-urls";
-import { detect, imageInfo, mediaInfo, resolveType } from "../services/media";
-import { parseMultipart, partText, readBody, sha256Of } from "../services/uploads";
+import { detect, imageInfoOf, mediaInfo, resolveType } from "../services/media";
 import { completeFile, getFileRow, upsertDerived, writeState, type DerivedRecord } from "../stores/files";
 import { fileCreateOpId } from "../stores/operations";
 import { viewContext } from "../views/context";
 import { renderFile } from "../views/file";
 import {
   QUOTA,
-  MULTIPART_OVERHEAD,
   DerivedKey,
   CORE_DERIVED,
   isMultipart,
   requireUploadAccess,
   loadFile,
   publishFile,
-  storeContent,
-  discardContent,
   checkSize,
   checkQuota,
   givenContentType,
@@ -30,6 +26,7 @@ import {
   NoContent,
 } from "./file-common";
 import type { C } from "./file-common";
+import { keepUpload, receiveUpload, type ReceivedUpload } from "./file-upload";
 
 // File content: uploads of a placeholder's content and of derived files, serving content by its
 // expiring URL, and short URLs.
@@ -116,18 +113,11 @@ export const fileContentRoutes = createRouter()
 
 // ---- uploads ----------------------------------------------------------------------------------
 
-/** The bytes and the mime type an upload request carries (raw body, or a multipart `content` part). */
-async function uploadBody(c: C, limit: number, what: string): Promise<{ bytes: Uint8Array; mimeType?: string; field: string }> {
-  if (isMultipart(c)) {
-    const body = await readBody(c.req.raw, limit + MULTIPART_OVERHEAD, what);
-    const parts = parseMultipart(body, c.req.header("content-type")!);
-    const content = parts.get("content");
-    if (!content) throw ApiError.badRequest("'content' is required: a part with the file's bytes");
-    if (content.data.length > limit) throw new ApiError(413, `${what} is larger than ${limit} bytes`);
-    return { bytes: content.data, mimeType: partText(parts.get("mime_type")) || undefined, field: "mime_type" };
-  }
-  const bytes = await readBody(c.req.raw, limit, what);
-  return { bytes, mimeType: givenContentType(c.req.header("content-type")), field: "Content-Type" };
+/** The mime type an upload gives, and the field it came in: a multipart `mime_type`, or the raw body's Content-Type. */
+function givenType(c: C, upload: ReceivedUpload): { mimeType?: string; field: string } {
+  if (!isMultipart(c)) return { mimeType: givenContentType(c.req.header("content-type")), field: "Content-Type" };
+  if (!upload.filePart) throw ApiError.badRequest("'content' is required: a part with the file's bytes");
+  return { mimeType: upload.fields.get("mime_type") || undefined, field: "mime_type" };
 }
 
 async function uploadContent(c: C, fileId: string) {
@@ -136,30 +126,28 @@ async function uploadContent(c: C, fileId: string) {
   const file = row.file;
   if (file.isComplete) throw ApiError.badRequest("the file's content is already uploaded; a complete file's content cannot be replaced");
   const limit = file.kind === "audio" ? LIMITS.file.audio_max_size_bytes : LIMITS.file.max_size_bytes;
-  const upload = await uploadBody(c, limit, `${file.kind === "audio" ? "audio " : ""}'content'`);
-  const bytes = upload.bytes;
-  if (!bytes.length) throw ApiError.badRequest("'content' is empty");
-  // Rule 1: `kind` from the placeholder; `mime_type` optional here (the placeholder's, if it named one).
-  const given = upload.mimeType ?? file.mimeType ?? undefined;
-  const { kind, mimeType, detected } = await resolveType(
-    { kind: file.kind, mimeType: given, mimeField: upload.mimeType ? upload.field : "mime_type" },
-    bytes,
-  );
-  checkSize(bytes.length, kind);
-  checkQuota(row.user.storageUsed, bytes.length);
-  const info = await mediaInfo(kind, mimeType, detected, bytes);
-  const at = now(c);
-  const sha256 = await sha256Of(bytes);
-  const { storageKey, url } = await storeContent(c, file.userId, bytes, mimeType, file.name, sha256, at);
-  const opId = await fileCreateOpId(file.fileToken);
-  const content = { mimeType, size: bytes.length, sha256, storageKey, mediaInfo: info, urlToken: url.token, urlExpiresAt: url.expiresAt };
-  if (!(await completeFile(c.var.db, file, content, QUOTA, opId, at))) {
-    await discardContent(c, storageKey, url);
-    throw await refusal(c, row, bytes.length);
-  }
-  row.file = { ...file, ...content, isComplete: true };
-  publishFile(c, row);
-  return c.body(null, 204);
+  const upload = await receiveUpload(c, file.userId, limit, `${file.kind === "audio" ? "audio " : ""}'content'`);
+  return keepUpload(c, upload, async (issueUrl) => {
+    const given = givenType(c, upload);
+    const { size, sha256, key: storageKey } = upload.stored;
+    if (!size) throw ApiError.badRequest("'content' is empty");
+    // Rule 1: `kind` from the placeholder; `mime_type` optional here (the placeholder's, if it named one).
+    const { kind, mimeType, detected } = await resolveType(
+      { kind: file.kind, mimeType: given.mimeType ?? file.mimeType ?? undefined, mimeField: given.mimeType ? given.field : "mime_type" },
+      upload.source,
+    );
+    checkSize(size, kind);
+    checkQuota(row.user.storageUsed, size);
+    const info = await mediaInfo(kind, mimeType, detected, upload.source);
+    const at = now(c);
+    const url = await issueUrl(mimeType, file.name, at);
+    const opId = await fileCreateOpId(file.fileToken);
+    const content = { mimeType, size, sha256, storageKey, mediaInfo: info, urlToken: url.token, urlExpiresAt: url.expiresAt };
+    if (!(await completeFile(c.var.db, file, content, QUOTA, opId, at))) throw await refusal(c, row, size);
+    row.file = { ...file, ...content, isComplete: true };
+    publishFile(c, row);
+    return c.body(null, 204);
+  });
 }
 
 async function uploadDerived(c: C, fileId: string, key: string) {
@@ -177,42 +165,44 @@ async function uploadDerived(c: C, fileId: string, key: string) {
   if (!previous && row.derived.length >= MORE_LIMITS.derivedFilesPerFile) {
     throw ApiError.badRequest(`a file has at most ${MORE_LIMITS.derivedFilesPerFile} derived files`);
   }
-  const upload = await uploadBody(c, LIMITS.file.max_size_bytes, "derived 'content'");
-  const bytes = upload.bytes;
-  if (!bytes.length) throw ApiError.badRequest("'content' is empty");
-  const { kind, mimeType } = await resolveType({ mimeType: upload.mimeType, mimeField: upload.field }, bytes);
-  const image = kind === "image" ? imageInfo(bytes, mimeType) : null;
-  if (spec && (!image || !spec.check(image))) {
-    const is = image ? `${image.width}x${image.height} px` : (await detect(bytes)).mime;
-    throw ApiError.badRequest(`'derived_key' ${key} must be ${spec.describe}; the content is ${is}`);
-  }
-  const delta = bytes.length - (previous?.size ?? 0);
-  checkQuota(row.user.storageUsed, delta);
-  const at = now(c);
-  const sha256 = await sha256Of(bytes);
-  const { storageKey, url } = await storeContent(c, row.file.userId, bytes, mimeType, name, sha256, at);
-  const derived: DerivedRecord = {
-    fileId: row.file.id,
-    key,
-    name,
-    mimeType,
-    size: bytes.length,
-    sha256,
-    storageKey,
-    imageInfo: image,
-    createdAt: at,
-    urlToken: url.token,
-    urlExpiresAt: url.expiresAt,
-  };
-  const written = await upsertDerived(c.var.db, row.file, derived, previous, { quota: QUOTA, maxDerived: MORE_LIMITS.derivedFilesPerFile });
-  if (!written) {
-    await discardContent(c, storageKey, url);
-    const state = await writeState(c.var.db, row.file.id, row.file.userId);
-    if (state && !state.isDeleted && !previous && state.derivedCount >= MORE_LIMITS.derivedFilesPerFile) {
-      throw ApiError.badRequest(`a file has at most ${MORE_LIMITS.derivedFilesPerFile} derived files`);
+  const upload = await receiveUpload(c, row.file.userId, LIMITS.file.max_size_bytes, "derived 'content'");
+  const derived = await keepUpload(c, upload, async (issueUrl) => {
+    const given = givenType(c, upload);
+    const { size, sha256, key: storageKey } = upload.stored;
+    if (!size) throw ApiError.badRequest("'content' is empty");
+    const { kind, mimeType } = await resolveType({ mimeType: given.mimeType, mimeField: given.field }, upload.source);
+    const image = kind === "image" ? await imageInfoOf(upload.source, mimeType) : null;
+    if (spec && (!image || !spec.check(image))) {
+      const is = image ? `${image.width}x${image.height} px` : (await detect(upload.source)).mime;
+      throw ApiError.badRequest(`'derived_key' ${key} must be ${spec.describe}; the content is ${is}`);
     }
-    throw await refusal(c, row, delta);
-  }
+    const delta = size - (previous?.size ?? 0);
+    checkQuota(row.user.storageUsed, delta);
+    const at = now(c);
+    const url = await issueUrl(mimeType, name, at);
+    const record: DerivedRecord = {
+      fileId: row.file.id,
+      key,
+      name,
+      mimeType,
+      size,
+      sha256,
+      storageKey,
+      imageInfo: image,
+      createdAt: at,
+      urlToken: url.token,
+      urlExpiresAt: url.expiresAt,
+    };
+    const written = await upsertDerived(c.var.db, row.file, record, previous, { quota: QUOTA, maxDerived: MORE_LIMITS.derivedFilesPerFile });
+    if (!written) {
+      const state = await writeState(c.var.db, row.file.id, row.file.userId);
+      if (state && !state.isDeleted && !previous && state.derivedCount >= MORE_LIMITS.derivedFilesPerFile) {
+        throw ApiError.badRequest(`a file has at most ${MORE_LIMITS.derivedFilesPerFile} derived files`);
+      }
+      throw await refusal(c, row, delta);
+    }
+    return record;
+  });
   if (previous) {
     c.executionCtx.waitUntil(
       Promise.all([c.env.FILES.delete(previous.storageKey), revokeUrls(c.env.KV, [previous.urlToken])]).catch((e) =>

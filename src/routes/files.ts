@@ -11,7 +11,6 @@ import { now } from "../http/time";
 import { renewExpiredUrls, revokeUrls } from "../services/file-urls";
 import { runFileDelete } from "../services/file-delete";
 import { kindOfMime, mediaInfo, normalizeMime, resolveType } from "../services/media";
-import { parseMultipart, partText, readBody, sha256Of } from "../services/uploads";
 import { deleteFiles, getFileRowsByIds, insertFile, listUserFileRows, updateFileQuery, type FileRow } from "../stores/files";
 import { fileCreateOpId, newOperation } from "../stores/operations";
 import { viewContext } from "../views/context";
@@ -19,7 +18,6 @@ import { renderFile, type FileViewOptions } from "../views/file";
 import { renderOperation } from "../views/operation";
 import {
   QUOTA,
-  MULTIPART_OVERHEAD,
   CreateFields,
   PatchBody,
   parseWith,
@@ -37,8 +35,6 @@ import {
   loadFile,
   publishFile,
   selfView,
-  storeContent,
-  discardContent,
   checkSize,
   checkQuota,
   Flag,
@@ -51,6 +47,7 @@ import {
   OperationSchema,
 } from "./file-common";
 import type { C } from "./file-common";
+import { keepUpload, receiveUpload } from "./file-upload";
 
 // Files: create (POST /files), look up, change and delete. Their content (uploads, serving, short
 // URLs) is in file-content.ts; what both share is in file-common.ts.
@@ -279,64 +276,61 @@ function unsupported(): never {
 
 async function createComplete(c: C) {
   const user = c.var.auth!.user!;
-  const body = await readBody(c.req.raw, LIMITS.file.max_size_bytes + MULTIPART_OVERHEAD, "the upload");
-  const parts = parseMultipart(body, c.req.header("content-type")!);
-  const content = parts.get("content");
-  if (!content || content.filename === undefined) throw ApiError.badRequest("'content' is required: a file part with the file's bytes");
-  const text = (name: string) => partText(parts.get(name));
-  const unknown = [...parts.keys()].find((k) => !["content", "type", "kind", "name", "mime_type", "is_public", "raw"].includes(k));
-  if (unknown) throw ApiError.badRequest(`'${unknown}' is not a field of a file upload`);
-  const fields = parseWith(CreateFields, {
-    type: text("type"),
-    kind: text("kind"),
-    name: text("name"),
-    mime_type: text("mime_type") || undefined,
-    is_public: boolField(text("is_public"), "is_public"),
-    raw: jsonField(text("raw"), "raw"),
+  const upload = await receiveUpload(c, user.id, LIMITS.file.max_size_bytes, "'content'");
+  return keepUpload(c, upload, async (issueUrl) => {
+    const { fields: parts, filePart: content, stored, source } = upload;
+    if (!content || content.filename === undefined) throw ApiError.badRequest("'content' is required: a file part with the file's bytes");
+    const unknown = [...parts.keys()].find((k) => !["type", "kind", "name", "mime_type", "is_public", "raw"].includes(k));
+    if (unknown) throw ApiError.badRequest(`'${unknown}' is not a field of a file upload`);
+    const text = (name: string) => parts.get(name);
+    const fields = parseWith(CreateFields, {
+      type: text("type"),
+      kind: text("kind"),
+      name: text("name"),
+      mime_type: text("mime_type") || undefined,
+      is_public: boolField(text("is_public"), "is_public"),
+      raw: jsonField(text("raw"), "raw"),
+    });
+    requireTypeScope(c, fields.type);
+    const size = stored.size;
+    checkSize(size, fields.kind ?? "other");
+    if (!size) throw ApiError.badRequest("'content' is empty");
+    const { kind, mimeType, detected } = await resolveType({ kind: fields.kind, mimeType: fields.mime_type }, source);
+    checkSize(size, kind);
+    checkQuota(user.storageUsed, size);
+    const info = await mediaInfo(kind, mimeType, detected, source);
+    const at = now(c);
+    const name = fields.name ?? [...(content.filename ?? "")].slice(0, MORE_LIMITS.fileNameMaxLength).join("");
+    const url = await issueUrl(mimeType, name, at);
+    const file = await insertFile(
+      c.var.db,
+      {
+        userId: user.id,
+        appId: c.var.auth!.app.id,
+        kind,
+        type: fields.type,
+        name,
+        mimeType,
+        size,
+        sha256: stored.sha256,
+        isComplete: true,
+        isPublic: fields.is_public ?? false,
+        storageKey: stored.key,
+        fileToken: randomToken(24),
+        fileTokenRead: randomToken(24),
+        mediaInfo: info,
+        raw: fields.raw ?? null,
+        createdAt: at,
+        urlToken: url.token,
+        urlExpiresAt: url.expiresAt,
+      },
+      QUOTA,
+    );
+    if (!file) throw new ApiError(507, "the storage quota is exceeded");
+    const row: FileRow = { file, user: selfView(c), app: c.var.auth!.app, derived: [] };
+    publishFile(c, row);
+    return ok(c, renderFile(row, viewContext(c), { fileToken: true, raw: fields.raw !== undefined }), {}, 201);
   });
-  requireTypeScope(c, fields.type);
-  const bytes = content.data;
-  checkSize(bytes.length, fields.kind ?? "other");
-  if (!bytes.length) throw ApiError.badRequest("'content' is empty");
-  const { kind, mimeType, detected } = await resolveType({ kind: fields.kind, mimeType: fields.mime_type }, bytes);
-  checkSize(bytes.length, kind);
-  checkQuota(user.storageUsed, bytes.length);
-  const info = await mediaInfo(kind, mimeType, detected, bytes);
-  const at = now(c);
-  const name = fields.name ?? [...(content.filename ?? "")].slice(0, MORE_LIMITS.fileNameMaxLength).join("");
-  const sha256 = await sha256Of(bytes);
-  const { storageKey, url } = await storeContent(c, user.id, bytes, mimeType, name, sha256, at);
-  const file = await insertFile(
-    c.var.db,
-    {
-      userId: user.id,
-      appId: c.var.auth!.app.id,
-      kind,
-      type: fields.type,
-      name,
-      mimeType,
-      size: bytes.length,
-      sha256,
-      isComplete: true,
-      isPublic: fields.is_public ?? false,
-      storageKey,
-      fileToken: randomToken(24),
-      fileTokenRead: randomToken(24),
-      mediaInfo: info,
-      raw: fields.raw ?? null,
-      createdAt: at,
-      urlToken: url.token,
-      urlExpiresAt: url.expiresAt,
-    },
-    QUOTA,
-  );
-  if (!file) {
-    await discardContent(c, storageKey, url);
-    throw new ApiError(507, "the storage quota is exceeded");
-  }
-  const row: FileRow = { file, user: selfView(c), app: c.var.auth!.app, derived: [] };
-  publishFile(c, row);
-  return ok(c, renderFile(row, viewContext(c), { fileToken: true, raw: fields.raw !== undefined }), {}, 201);
 }
 
 async function createPlaceholder(c: C) {

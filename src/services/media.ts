@@ -1,13 +1,16 @@
 import chardet from "chardet";
 import { fileTypeFromBuffer } from "file-type";
-import { imageSize } from "image-size";
-import { parseBuffer } from "music-metadata";
 import { ApiError } from "../http/errors";
+import { bufferSource, type ContentSource } from "./content-source";
+import { mp4Moov, readMp4 } from "./mp4";
+
+export { readMp4 } from "./mp4";
+export { durationString, imageInfo, imageInfoOf, mediaInfo, type AudioInfo, type ImageInfo, type MediaInfo, type VideoInfo } from "./media-info";
 
 /**
  * Mime types, kinds and media information of uploaded content (api.md "Mime types" rules 1–7).
- * Everything is decided from the content's bytes (file-type, music-metadata, image-size,
- * chardet; MP4 boxes read here), never from a file name.
+ * Everything is decided from the content's bytes (file-type, chardet; MP4 boxes in mp4.ts; media
+ * information in media-info.ts), never from a file name.
  */
 
 export type Kind = "audio" | "video" | "image" | "other";
@@ -98,12 +101,20 @@ const FORMAT_OF: Record<string, Format> = {
   "image/gif": "gif",
 };
 
-/** Detects the type of content from its bytes. Unknown binary is `application/octet-stream`. */
-export async function detect(bytes: Uint8Array): Promise<Detected> {
+const sourceOf = (content: Uint8Array | ContentSource) => (content instanceof Uint8Array ? bufferSource(content) : content);
+
+/**
+ * Detects the type of content from its first bytes (an MP4's tracks from its `moov` box,
+ * wherever it is). Unknown binary is `application/octet-stream`.
+ */
+export async function detect(content: Uint8Array | ContentSource): Promise<Detected> {
+  const src = sourceOf(content);
+  const bytes = src.head;
   const found = bytes.length ? await fileTypeFromBuffer(bytes) : undefined;
   const format = found ? FORMAT_OF[found.mime] ?? null : null;
   if (format === "mp4") {
-    const hasVideo = readMp4(bytes)?.hasVideo ?? found!.mime.startsWith("video/");
+    const moov = await mp4Moov(src);
+    const hasVideo = (moov && readMp4(moov)?.hasVideo) ?? found!.mime.startsWith("video/");
     return { format, mime: hasVideo ? "video/mpeg" : "audio/mp4", hasVideo };
   }
   if (format) return { format, mime: MIME_TABLE.find((r) => r.format === format)!.recorded };
@@ -142,10 +153,14 @@ export interface TypeInput {
  * A table type (kind audio, video or image) must also be what the bytes are, because its
  * media information is read from them; other types given by the client are recorded as given.
  */
-export async function resolveType(input: TypeInput, bytes: Uint8Array): Promise<{ kind: Kind; mimeType: string; detected: Detected }> {
+export async function resolveType(
+  input: TypeInput,
+  content: Uint8Array | ContentSource,
+): Promise<{ kind: Kind; mimeType: string; detected: Detected }> {
+  const src = sourceOf(content);
   const field = input.mimeField ?? "mime_type";
   const given = input.mimeType !== undefined ? normalizeMime(input.mimeType, field) : undefined;
-  const detected = await detect(bytes);
+  const detected = await detect(src);
   let kind: Kind;
   let base: string;
   if (given) {
@@ -171,16 +186,16 @@ export async function resolveType(input: TypeInput, bytes: Uint8Array): Promise<
     base = detected.mime;
     kind = kindOfMime(base);
   }
-  const charset = isTextType(base) ? detectCharset(bytes) ?? given?.charset : undefined;
+  const charset = isTextType(base) ? detectCharset(src.head, src.size) ?? given?.charset : undefined;
   return { kind, mimeType: charset ? `${base}; charset=${charset}` : base, detected };
 }
 
-/** Text encoding of content (rule 7), lowercase, e.g. `utf-8`; null when it cannot tell. */
-export function detectCharset(bytes: Uint8Array): string | null {
+/** Text encoding of content (rule 7) from its first bytes, lowercase, e.g. `utf-8`; null when it cannot tell. */
+export function detectCharset(bytes: Uint8Array, size = bytes.length): string | null {
   if (!bytes.length) return null;
   const sample = bytes.subarray(0, 64 * 1024);
   try {
-    new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(sample.length < bytes.length ? trimUtf8(sample) : sample);
+    new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(sample.length < size ? trimUtf8(sample) : sample);
     return "utf-8";
   } catch {
     const guess = chardet.detect(sample);
@@ -199,134 +214,3 @@ function trimUtf8(b: Uint8Array): Uint8Array {
   return b;
 }
 
-// ---- media information ----------------------------------------------------------------------
-
-export interface ImageInfo {
-  width: number;
-  height: number;
-}
-export interface AudioInfo {
-  duration: number;
-  duration_string?: string;
-  bitrate: number;
-}
-export interface VideoInfo extends AudioInfo {
-  width: number;
-  height: number;
-}
-export type MediaInfo = ImageInfo | AudioInfo | VideoInfo;
-
-/** `hour:minute:second`, e.g. `0:03:07`. */
-export function durationString(seconds: number): string {
-  const s = Math.round(seconds);
-  const pad = (n: number) => String(n).padStart(2, "0");
-  return `${Math.floor(s / 3600)}:${pad(Math.floor((s % 3600) / 60))}:${pad(s % 60)}`;
-}
-
-const unreadable = (mime: string) => ApiError.badRequest(`'content' could not be read as ${mime}`);
-
-/** Image width and height (EXIF-rotated JPEGs report their displayed size). */
-export function imageInfo(bytes: Uint8Array, mime = "an image"): ImageInfo {
-  try {
-    const size = imageSize(bytes);
-    if (!size.width || !size.height) throw unreadable(mime);
-    const rotated = (size.orientation ?? 1) >= 5;
-    return rotated ? { width: size.height, height: size.width } : { width: size.width, height: size.height };
-  } catch {
-    throw unreadable(mime);
-  }
-}
-
-/** audio_info / image_info / video_info of content of a table type; null for kind `other`. */
-export async function mediaInfo(kind: Kind, mimeType: string, d: Detected, bytes: Uint8Array): Promise<MediaInfo | null> {
-  if (kind === "image") return imageInfo(bytes, mimeType);
-  if (kind === "other") return null;
-  if (kind === "video" && d.format === "mp4") {
-    const mp4 = readMp4(bytes);
-    if (!mp4 || !mp4.video || mp4.duration == null) throw unreadable(mimeType);
-    return timed(mp4.duration, null, bytes.length, { width: mp4.video.width, height: mp4.video.height });
-  }
-  let meta;
-  try {
-    meta = await parseBuffer(bytes, { mimeType: mimeType === "video/mpeg" ? "video/mp4" : mimeType, size: bytes.length }, { duration: true, skipCovers: true });
-  } catch {
-    meta = null;
-  }
-  let duration = meta?.format.duration;
-  // An MP4 recorded as audio may hold video tracks music-metadata does not time: read `mvhd`.
-  if ((duration == null || !Number.isFinite(duration)) && d.format === "mp4") duration = readMp4(bytes)?.duration ?? undefined;
-  if (!meta || duration == null || !Number.isFinite(duration)) throw unreadable(mimeType);
-  if (kind === "audio") return timed(duration, meta.format.bitrate ?? null, bytes.length);
-  const video = meta.format.trackInfo.find((t) => t.video?.pixelWidth && t.video?.pixelHeight)?.video;
-  if (!video) throw unreadable(mimeType);
-  return timed(duration, meta.format.bitrate ?? null, bytes.length, { width: video.pixelWidth!, height: video.pixelHeight! });
-}
-
-function timed(duration: number, bitrate: number | null, size: number, dims?: ImageInfo): AudioInfo | VideoInfo {
-  const kbps = bitrate && Number.isFinite(bitrate) ? bitrate / 1000 : duration > 0 ? (size * 8) / duration / 1000 : 0;
-  return { duration: Math.round(duration), duration_string: durationString(duration), bitrate: Math.round(kbps), ...dims };
-}
-
-// ---- MP4 / QuickTime boxes ------------------------------------------------------------------
-
-interface Mp4Info {
-  duration: number | null;
-  hasVideo: boolean;
-  video: ImageInfo | null;
-}
-
-/** Reads `moov/mvhd` (duration) and each `trak`'s `tkhd` (size) and `mdia/hdlr` (track kind). */
-export function readMp4(bytes: Uint8Array): Mp4Info | null {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const moov = boxes(view, 0, bytes.length).find((b) => b.type === "moov");
-  if (!moov) return null;
-  let duration: number | null = null;
-  let video: ImageInfo | null = null;
-  let hasVideo = false;
-  for (const box of boxes(view, moov.start, moov.end)) {
-    if (box.type === "mvhd" && box.end - box.start >= 32) {
-      const v1 = view.getUint8(box.start) === 1;
-      const timescale = view.getUint32(box.start + (v1 ? 20 : 12));
-      const units = v1 ? Number(view.getBigUint64(box.start + 24)) : view.getUint32(box.start + 16);
-      if (timescale > 0) duration = units / timescale;
-    } else if (box.type === "trak") {
-      const inner = boxes(view, box.start, box.end);
-      const mdia = inner.find((b) => b.type === "mdia");
-      const hdlr = mdia && boxes(view, mdia.start, mdia.end).find((b) => b.type === "hdlr");
-      const handler = hdlr && hdlr.end - hdlr.start >= 12 ? fourcc(view, hdlr.start + 8) : "";
-      if (handler !== "vide") continue;
-      hasVideo = true;
-      const tkhd = inner.find((b) => b.type === "tkhd");
-      if (!tkhd || video) continue;
-      const at = tkhd.start + (view.getUint8(tkhd.start) === 1 ? 88 : 76);
-      if (at + 8 > tkhd.end) continue;
-      const width = Math.round(view.getUint32(at) / 65536);
-      const height = Math.round(view.getUint32(at + 4) / 65536);
-      if (width && height) video = { width, height };
-    }
-  }
-  return { duration, hasVideo, video };
-}
-
-function fourcc(view: DataView, at: number): string {
-  return String.fromCharCode(view.getUint8(at), view.getUint8(at + 1), view.getUint8(at + 2), view.getUint8(at + 3));
-}
-
-function boxes(view: DataView, start: number, end: number): { type: string; start: number; end: number }[] {
-  const out: { type: string; start: number; end: number }[] = [];
-  let pos = start;
-  while (pos + 8 <= end) {
-    let size = view.getUint32(pos);
-    const type = fourcc(view, pos + 4);
-    let header = 8;
-    if (size === 1) {
-      if (pos + 16 > end) break;
-      size = Number(view.getBigUint64(pos + 8));
-      header = 16;
-    } else if (size === 0) size = end - pos;
-    if (size < header || pos + size > end) break;
-    out.push({ type, start: pos + header, end: pos + size });
-    pos += size;
-  }
-  return out;
-}

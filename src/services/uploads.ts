@@ -47,7 +47,8 @@ export interface Part {
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-function indexOf(hay: Uint8Array, needle: Uint8Array, from: number): number {
+/** Where `needle` first occurs in `hay` at or after `from`, or -1. */
+export function indexOf(hay: Uint8Array, needle: Uint8Array, from: number): number {
   const first = needle[0];
   for (let i = hay.indexOf(first, from); i !== -1 && i + needle.length <= hay.length; i = hay.indexOf(first, i + 1)) {
     let j = 1;
@@ -62,9 +63,7 @@ function indexOf(hay: Uint8Array, needle: Uint8Array, from: number): number {
  * part of a name wins). File parts stay views into the body, so a large upload is held once.
  */
 export function parseMultipart(body: Uint8Array, contentType: string): Map<string, Part> {
-  const boundary = /boundary=(?:"([^"]{1,70})"|([^\s;]{1,70}))/i.exec(contentType);
-  if (!boundary) throw ApiError.badRequest("the multipart body has no boundary");
-  const delimiter = enc.encode(`--${boundary[1] ?? boundary[2]}`);
+  const delimiter = enc.encode(`--${boundaryOf(contentType)}`);
   const parts = new Map<string, Part>();
   let pos = indexOf(body, delimiter, 0);
   if (pos < 0) throw ApiError.badRequest("malformed multipart body");
@@ -86,7 +85,17 @@ export function parseMultipart(body: Uint8Array, contentType: string): Map<strin
   return parts;
 }
 
-function partHeaders(lines: string[]): Omit<Part, "data"> | null {
+/** The boundary of a multipart Content-Type (400 without one). */
+export function boundaryOf(contentType: string): string {
+  const boundary = /boundary=(?:"([^"]{1,70})"|([^\s;]{1,70}))/i.exec(contentType);
+  if (!boundary) throw ApiError.badRequest("the multipart body has no boundary");
+  return boundary[1] ?? boundary[2];
+}
+
+export type PartHeaders = Omit<Part, "data">;
+
+/** Name, file name and type of a part, from its header lines (null without a name). */
+export function partHeaders(lines: string[]): PartHeaders | null {
   let name: string | undefined;
   let filename: string | undefined;
   let contentType: string | undefined;
@@ -123,9 +132,3 @@ export const partText = (p: Part | undefined) => (p ? dec.decode(p.data) : undef
 
 /** A new object key in the R2 bucket for a user's content. */
 export const newStorageKey = (userId: number) => `u/${userId}/${randomToken(18)}`;
-
-/** SHA-256 of content, hex. */
-export async function sha256Of(bytes: Uint8Array): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", bytes);
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
