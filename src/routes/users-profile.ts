@@ -144,10 +144,14 @@ async function saveProfile(c: Ctx, body: ProfileInput, replace: boolean) {
   return ok(c, renderUser(user, viewContext(c)));
 }
 
-const ScaleQuery = z.object({
-  w: z.string().optional().openapi({ description: "A width to scale to: passed on to the image URL (images are served at their stored size)" }),
-  h: z.string().optional().openapi({ description: "A height to scale to: passed on to the image URL (images are served at their stored size)" }),
-});
+/** `w` and `h`: the only query a redirect passes on, so its Location stays short whatever the request's query. */
+const scale = (what: string) =>
+  z
+    .string()
+    .regex(/^\d{1,5}$/, { message: "must be a whole number of pixels (at most 5 digits)" })
+    .optional()
+    .openapi({ description: `A ${what} to scale to: passed on to the image URL (images are served at their stored size)` });
+const ScaleQuery = z.object({ w: scale("width"), h: scale("height") });
 
 const getImageRoute = (kind: ImageKind) =>
   defineRoute(PUBLIC, {
@@ -155,7 +159,7 @@ const getImageRoute = (kind: ImageKind) =>
     path: `/users/{user_id}/${kind}`,
     tags: ["Profile"],
     summary: `302 to a user's current ${kind} image`,
-    description: `No token needed. Redirects to \`content.${kind}_image.url\` (the default image when the user has none), with the query string passed on. Emits nothing.`,
+    description: `No token needed. Redirects to \`content.${kind}_image.url\` (the default image when the user has none), with \`w\` and \`h\` passed on (nothing else of the query). Emits nothing.`,
     request: { params: userIdParam, query: ScaleQuery },
     responses: { 302: { description: `Redirect to the ${kind} image` }, ...errors(400, 401, 404) },
   });
@@ -220,20 +224,20 @@ async function replaceImage(c: Ctx, kind: ImageKind, remove: boolean) {
 export const profileRoutes = createRouter()
   .openapi(profileRoute("put"), (c) => saveProfile(c, c.req.valid("json"), true))
   .openapi(profileRoute("patch"), (c) => saveProfile(c, c.req.valid("json"), false))
-  .openapi(getImageRoute("avatar"), (c) => imageRedirect(c, "avatar", c.req.valid("param").user_id))
-  .openapi(getImageRoute("cover"), (c) => imageRedirect(c, "cover", c.req.valid("param").user_id))
+  .openapi(getImageRoute("avatar"), (c) => imageRedirect(c, "avatar", c.req.valid("param").user_id, c.req.valid("query")))
+  .openapi(getImageRoute("cover"), (c) => imageRedirect(c, "cover", c.req.valid("param").user_id, c.req.valid("query")))
   .openapi(postImageRoute("avatar"), (c) => replaceImage(c, "avatar", false))
   .openapi(postImageRoute("cover"), (c) => replaceImage(c, "cover", false))
   .openapi(deleteImageRoute("avatar"), (c) => replaceImage(c, "avatar", true))
   .openapi(deleteImageRoute("cover"), (c) => replaceImage(c, "cover", true));
 
-/** 302 to the user's image URL, the request's query string passed on (but a token given there). */
-async function imageRedirect(c: Ctx, kind: ImageKind, ref: string) {
+/** 302 to the user's image URL with the validated `w` and `h` (never the rest of the query, which could be any size). */
+async function imageRedirect(c: Ctx, kind: ImageKind, ref: string, size: { w?: string; h?: string }) {
   const id = await resolveUserRef(c, ref);
   const user = await getUser(c.var.db, id, null);
   if (!user) throw ApiError.notFound("no such user");
   const url = new URL(renderUser(user, viewContext(c)).content[`${kind}_image`].url);
-  for (const [k, v] of new URL(c.req.url).searchParams) if (k !== "access_token") url.searchParams.append(k, v);
+  for (const k of ["w", "h"] as const) if (size[k] !== undefined) url.searchParams.set(k, size[k]!);
   c.header("Cache-Control", "no-store");
   return c.redirect(url.toString(), 302);
 }
