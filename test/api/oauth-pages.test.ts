@@ -144,8 +144,8 @@ describe("OAuth consent page", () => {
     }
   });
 
-  it("answers a JSON body (even one nested 100,000 deep) with a 415 page, not a 500", async () => {
-    const deep = "[".repeat(100_000) + "]".repeat(100_000);
+  it("answers a JSON body (even one nested 60,000 deep, just under the body limit) with a 415 page, not a 500", async () => {
+    const deep = "[".repeat(60_000) + "]".repeat(60_000);
     const app = await makeApp({ url: "https://client.example.org" });
     for (const body of [`{"client_id":${deep}}`, JSON.stringify({ ...Object.fromEntries(consentQuery(app)), username: "a", password: "b" })]) {
       const res = await call("POST", "/oauth/authenticate", { body, headers: { "Content-Type": "application/json" } });
