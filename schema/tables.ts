@@ -578,6 +578,8 @@ export const streamSubscriptions = sqliteTable(
     userId: integer("user_id").notNull(),
     /** App of the token that opened the connection (token events go to that app only). */
     appId: integer("app_id").notNull(),
+    /** The token that opened the connection: delivery checks it still exists (null on rows made before it was recorded). */
+    tokenId: integer("token_id"),
     /** One of STREAM_ENDPOINTS (src/stores/stream-subscriptions.ts) */
     endpoint: text("endpoint").notNull(),
     channelId: integer("channel_id"),

@@ -29,6 +29,8 @@ export const MORE_LIMITS = {
   presenceLifetimeSeconds: 15 * 60,
   subscriptionsPerConnection: 16,
   connectionsPerStreamKey: 2,
+  /** Open user stream sockets per access token (a further upgrade: 429). */
+  userStreamSocketsPerToken: 10,
   streamIdleSeconds: 60,
   /** Storage quota per user, reported in GET /token `storage`. */
   storageQuotaBytes: 10 * 1024 * 1024 * 1024,

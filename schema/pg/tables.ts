@@ -617,6 +617,8 @@ export const streamSubscriptions = pgTable(
     userId: int8("user_id").notNull(),
     /** App of the token that opened the connection (token events go to that app only). */
     appId: int8("app_id").notNull(),
+    /** The token that opened the connection: delivery checks it still exists (null on rows made before it was recorded). */
+    tokenId: int8("token_id"),
     /** One of STREAM_ENDPOINTS (src/stores/stream-subscriptions.ts) */
     endpoint: text("endpoint").notNull(),
     channelId: int8("channel_id"),
