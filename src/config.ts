@@ -36,6 +36,19 @@ export const MORE_LIMITS = {
   storageQuotaBytes: 10 * 1024 * 1024 * 1024,
 } as const;
 
+/**
+ * File content URLs (src/services/file-urls.ts): signed, not stored, so their lifetime costs
+ * nothing. The reference service's URLs "expire in years"; each file's URLs run in periods of
+ * this length from the file's (or derived file's) creation.
+ */
+export const FILE_URLS = {
+  lifetimeSeconds: 2 * 365 * 86_400,
+  /** Cache-Control max-age of served content at most: a deleted file's bytes leave browser caches within a day. */
+  cacheMaxAgeSeconds: 86_400,
+  /** Bytes of the HMAC-SHA256 kept in a URL (128 bits, 22 base64url characters). */
+  signatureBytes: 16,
+} as const;
+
 /** Poll rules (api.md / decisions §4 and the public service's poll lifecycle). */
 export const POLL_LIMITS = {
   promptMaxLength: 256,

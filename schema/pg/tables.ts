@@ -512,7 +512,7 @@ export const files = pgTable(
     mediaInfo: jsonText("media_info"),
     raw: jsonText("raw"),
     createdAt: createdAt(),
-    /** Token of the current expiring `url` (its KV entry maps it to the content) and its expiry. */
+    /** Unused since content URLs are signed (src/services/file-url-signing.ts); kept so a Worker of before that still runs while the migration is applied. */
     urlToken: text("url_token"),
     urlExpiresAt: int8("url_expires_at"),
   },
@@ -531,6 +531,7 @@ export const derivedFiles = pgTable(
     storageKey: text("storage_key").notNull(),
     imageInfo: jsonText("image_info"),
     createdAt: createdAt(),
+    /** Unused (see files.urlToken). */
     urlToken: text("url_token"),
     urlExpiresAt: int8("url_expires_at"),
   },
@@ -588,6 +589,13 @@ export const presenceVersions = pgTable("presence_versions", {
 export const renderVersions = pgTable("render_versions", {
   shard: rowidLike(int8("shard").primaryKey()),
   version: int8("version").notNull().default(0),
+});
+
+/** The generated signing key of file content URLs, one row (see ../tables.ts). */
+export const fileUrlSecret = pgTable("file_url_secret", {
+  id: rowidLike(integer("id").primaryKey()),
+  secret: text("secret").notNull(),
+  createdAt: createdAt(),
 });
 
 export const appStreams = pgTable(

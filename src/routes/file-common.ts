@@ -8,7 +8,6 @@ import { publish } from "../events/publish";
 import { ApiError, describeIssues } from "../http/errors";
 import { idString } from "../http/route";
 import type { AppEnv } from "../http/types";
-import { issueUrl, revokeUrls, type IssuedUrl } from "../services/file-urls";
 import { KINDS, type Kind } from "../services/media";
 import { newStorageKey, readBody } from "../services/uploads";
 import { getFileRow, writeState, type FileRow } from "../stores/files";
@@ -175,19 +174,16 @@ export const selfView = (c: C): UserView => ({
   blocksYou: false,
 });
 
-/** Stores content in R2 and issues its first URL token, together. */
-export async function storeContent(c: C, userId: number, bytes: Uint8Array, mimeType: string, name: string, sha256: string, at: number) {
+/** Stores content in R2 under a new key (its URLs are signed when the file is rendered). */
+export async function storeContent(c: C, userId: number, bytes: Uint8Array, mimeType: string, sha256: string) {
   const storageKey = newStorageKey(userId);
-  const [, url] = await Promise.all([
-    c.env.FILES.put(storageKey, bytes, { httpMetadata: { contentType: mimeType }, sha256 }),
-    issueUrl(c.env.KV, { storageKey, mimeType, name, sha256, size: bytes.length }, at),
-  ]);
-  return { storageKey, url };
+  await c.env.FILES.put(storageKey, bytes, { httpMetadata: { contentType: mimeType }, sha256 });
+  return { storageKey };
 }
 
 /** Undoes `storeContent` when the database write did not happen. */
-export async function discardContent(c: C, storageKey: string, url: IssuedUrl) {
-  await Promise.all([c.env.FILES.delete(storageKey).catch(() => {}), revokeUrls(c.env.KV, [url.token])]);
+export async function discardContent(c: C, storageKey: string) {
+  await c.env.FILES.delete(storageKey).catch(() => {});
 }
 
 /** 413 for content over the size limit of its kind. */

@@ -4,7 +4,7 @@ import { LIMITS, MORE_LIMITS } from "../config";
 import { ApiError } from "../http/errors";
 import { createRouter, defineRoute, errors } from "../http/route";
 import { now } from "../http/time";
-import { parseShortCode, renewExpiredUrls, revokeUrls, serveContent, shortCodeMatches } from "../services/file-urls";
+import { parseShortCode, serveContent, shortCodeMatches, signUrls } from "../services/file-urls";
 import { detect, imageInfo, mediaInfo, resolveType } from "../services/media";
 import { parseMultipart, partText, readBody, sha256Of } from "../services/uploads";
 import { completeFile, getFileRow, upsertDerived, writeState, type DerivedRecord } from "../stores/files";
@@ -80,8 +80,10 @@ export const fileContentRoutes = createRouter()
       tags: ["Files"],
       summary: "The content behind a file's `url`; 403 once `url_expires_at` has passed",
       description:
-        "Serves the bytes behind a File's `url` with its mime type, `ETag`, `HEAD` and byte ranges (206). The URL is the credential: no token is needed, and it stops working at `url_expires_at` (any read that returns the file renews it). Emits nothing.",
-      request: { params: z.object({ url_token: z.string().openapi({ description: "The last part of a File's `url`." }) }) },
+        "Serves the bytes behind a File's `url` with its mime type, `ETag`, `HEAD` and byte ranges (206). The URL is the credential, signed by the server: " +
+        "no token is needed. It stops working at `url_expires_at` (403; any read that returns the file gives the current one), when a derived file's " +
+        "content is replaced or its signature does not match (403), and when the file is deleted (404). Emits nothing.",
+      request: { params: z.object({ url_token: z.string().openapi({ description: "The last part of a File's `url` (file id, expiry and signature; a derived file's key last)." }) }) },
       responses: { 200: { description: "The content" }, 206: { description: "A range of the content" }, ...errors(403, 404) },
     }),
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -104,8 +106,8 @@ export const fileContentRoutes = createRouter()
       if (!parsed || !row || !row.file.isPublic || !row.file.isComplete || !shortCodeMatches(parsed.check, row.file.fileTokenRead)) {
         throw ApiError.notFound("no such public file");
       }
-      // A URL about to expire is no fresh URL: renew when less than a minute is left.
-      await renewExpiredUrls(c, [row], 60);
+      // A URL about to expire is no fresh URL: the next one when less than a minute is left.
+      await signUrls(c, [row], 60);
       const body = renderFile(row, viewContext(c));
       c.header("Cache-Control", "no-store");
       return c.redirect(body.url!, 302);
@@ -148,14 +150,15 @@ async function uploadContent(c: C, fileId: string) {
   const info = await mediaInfo(kind, mimeType, detected, bytes);
   const at = now(c);
   const sha256 = await sha256Of(bytes);
-  const { storageKey, url } = await storeContent(c, file.userId, bytes, mimeType, file.name, sha256, at);
+  const { storageKey } = await storeContent(c, file.userId, bytes, mimeType, sha256);
   const opId = await fileCreateOpId(file.fileToken);
-  const content = { mimeType, size: bytes.length, sha256, storageKey, mediaInfo: info, urlToken: url.token, urlExpiresAt: url.expiresAt };
+  const content = { mimeType, size: bytes.length, sha256, storageKey, mediaInfo: info };
   if (!(await completeFile(c.var.db, file, content, QUOTA, opId, at))) {
-    await discardContent(c, storageKey, url);
+    await discardContent(c, storageKey);
     throw await refusal(c, row, bytes.length);
   }
   row.file = { ...file, ...content, isComplete: true };
+  await signUrls(c, [row]);
   publishFile(c, row);
   return c.body(null, 204);
 }
@@ -188,7 +191,7 @@ async function uploadDerived(c: C, fileId: string, key: string) {
   checkQuota(row.user.storageUsed, delta);
   const at = now(c);
   const sha256 = await sha256Of(bytes);
-  const { storageKey, url } = await storeContent(c, row.file.userId, bytes, mimeType, name, sha256, at);
+  const { storageKey } = await storeContent(c, row.file.userId, bytes, mimeType, sha256);
   const derived: DerivedRecord = {
     fileId: row.file.id,
     key,
@@ -199,26 +202,26 @@ async function uploadDerived(c: C, fileId: string, key: string) {
     storageKey,
     imageInfo: image,
     createdAt: at,
-    urlToken: url.token,
-    urlExpiresAt: url.expiresAt,
   };
   const written = await upsertDerived(c.var.db, row.file, derived, previous, { quota: QUOTA, maxDerived: MORE_LIMITS.derivedFilesPerFile });
   if (!written) {
-    await discardContent(c, storageKey, url);
+    await discardContent(c, storageKey);
     const state = await writeState(c.var.db, row.file.id, row.file.userId);
     if (state && !state.isDeleted && !previous && state.derivedCount >= MORE_LIMITS.derivedFilesPerFile) {
       throw ApiError.badRequest(`a file has at most ${MORE_LIMITS.derivedFilesPerFile} derived files`);
     }
     throw await refusal(c, row, delta);
   }
+  // The replaced content's URLs stop working with its storage key (they are signed over it).
   if (previous) {
     c.executionCtx.waitUntil(
-      Promise.all([c.env.FILES.delete(previous.storageKey), revokeUrls(c.env.KV, [previous.urlToken])]).catch((e) =>
+      c.env.FILES.delete(previous.storageKey).catch((e) =>
         console.error(JSON.stringify({ msg: "replaced derived content not removed", key: previous.storageKey, error: String(e) })),
       ),
     );
   }
   row.derived = [...row.derived.filter((d) => d.key !== key), derived].sort((a, b) => (a.key < b.key ? -1 : 1));
+  await signUrls(c, [row]);
   publishFile(c, row);
   return c.body(null, 204);
 }

@@ -8,7 +8,7 @@ import { parsePage, finishPage, pageQuery } from "../http/pagination";
 import { exampleFile, exampleOperation } from "../http/examples";
 import { createRouter, defineRoute, Envelope, errors } from "../http/route";
 import { now } from "../http/time";
-import { renewExpiredUrls, revokeUrls } from "../services/file-urls";
+import { signUrls } from "../services/file-urls";
 import { runFileDelete } from "../services/file-delete";
 import { kindOfMime, mediaInfo, normalizeMime, resolveType } from "../services/media";
 import { parseMultipart, partText, readBody, sha256Of } from "../services/uploads";
@@ -101,7 +101,7 @@ export const fileRoutes = createRouter()
           q.file_token_read === undefined && q.file_token === undefined ? "this private file needs its 'file_token_read'" : "wrong 'file_token_read'",
         );
       }
-      await renewExpiredUrls(c, [row]);
+      await signUrls(c, [row]);
       return ok(c, renderFile(row, viewContext(c), { fileToken: owner || withToken, fileTokenRead: withReadToken, raw: wantsRaw(q) }));
     },
   )
@@ -129,7 +129,7 @@ export const fileRoutes = createRouter()
         if (!owner && !row.file.isPublic && !withReadToken) continue;
         visible.push({ row, opts: { fileToken: owner, fileTokenRead: withReadToken, raw: wantsRaw(q) } });
       }
-      await renewExpiredUrls(c, visible.map((v) => v.row));
+      await signUrls(c, visible.map((v) => v.row));
       const view = viewContext(c);
       return ok(c, visible.map((v) => renderFile(v.row, view, v.opts)));
     },
@@ -174,7 +174,7 @@ export const fileRoutes = createRouter()
         user.id,
       );
       const { items, meta } = finishPage(rows, page, (r) => r.file.id);
-      await renewExpiredUrls(c, items);
+      await signUrls(c, items);
       const view = viewContext(c);
       return ok(
         c,
@@ -203,9 +203,11 @@ export const fileRoutes = createRouter()
         const [updated] = await updateFileQuery(c.var.db, row.file.id, set);
         if (!updated) throw ApiError.notFound("no such file");
         row.file = updated;
+        await signUrls(c, [row]);
         publishFile(c, row);
+      } else {
+        await signUrls(c, [row]);
       }
-      await renewExpiredUrls(c, [row]);
       return ok(c, renderFile(row, viewContext(c), { fileToken: true, raw: body.raw !== undefined }));
     },
   )
@@ -228,7 +230,7 @@ export const fileRoutes = createRouter()
       const deleted = await deleteFiles(c.var.db, row.file.userId, [{ file: row.file, derived: row.derived, placeholderOpId }], at);
       if (!deleted.ids.length) throw ApiError.notFound("no such file");
       // Rows first, content after: a failure here leaves unreferenced objects, recorded as a dead operation.
-      await removeContent(c, deleted.storageKeys, deleted.urlTokens, { file_ids: [String(row.file.id)] }, at);
+      await removeContent(c, deleted.storageKeys, { file_ids: [String(row.file.id)] }, at);
       const body = renderFile(row, viewContext(c), { fileToken: true, isDeleted: true });
       publishFile(c, row, true);
       return ok(c, body);
@@ -261,7 +263,7 @@ export const fileRoutes = createRouter()
       const clock = () => at + Math.floor((Date.now() - startedMs) / 1000);
       c.executionCtx.waitUntil(
         runFileDelete(
-          { db: c.var.db, bucket: c.env.FILES, kv: c.env.KV, clock, onDeleted: (rows) => rows.forEach((r) => publishFile(c, r, true)) },
+          { db: c.var.db, bucket: c.env.FILES, clock, onDeleted: (rows) => rows.forEach((r) => publishFile(c, r, true)) },
           { opId: id, userId: user.id, fileIds: ids, scopeTypes: scopeTypes(c) },
         ),
       );
@@ -304,7 +306,7 @@ async function createComplete(c: C) {
   const at = now(c);
   const name = fields.name ?? [...(content.filename ?? "")].slice(0, MORE_LIMITS.fileNameMaxLength).join("");
   const sha256 = await sha256Of(bytes);
-  const { storageKey, url } = await storeContent(c, user.id, bytes, mimeType, name, sha256, at);
+  const { storageKey } = await storeContent(c, user.id, bytes, mimeType, sha256);
   const file = await insertFile(
     c.var.db,
     {
@@ -324,16 +326,15 @@ async function createComplete(c: C) {
       mediaInfo: info,
       raw: fields.raw ?? null,
       createdAt: at,
-      urlToken: url.token,
-      urlExpiresAt: url.expiresAt,
     },
     QUOTA,
   );
   if (!file) {
-    await discardContent(c, storageKey, url);
+    await discardContent(c, storageKey);
     throw new ApiError(507, "the storage quota is exceeded");
   }
   const row: FileRow = { file, user: selfView(c), app: c.var.auth!.app, derived: [] };
+  await signUrls(c, [row]);
   publishFile(c, row);
   return ok(c, renderFile(row, viewContext(c), { fileToken: true, raw: fields.raw !== undefined }), {}, 201);
 }
@@ -395,11 +396,11 @@ async function createPlaceholder(c: C) {
 // ---- deletes ----------------------------------------------------------------------------------
 
 /**
- * Removes deleted files' content objects and URL tokens. If R2 refuses, the objects stay
- * unreferenced: a `dead` file_delete operation records them (nothing is lost silently).
+ * Removes deleted files' content objects (their URLs stopped working with the rows). If R2
+ * refuses, the objects stay unreferenced: a `dead` file_delete operation records them (nothing
+ * is lost silently).
  */
-async function removeContent(c: C, keys: string[], urlTokens: string[], detail: Record<string, unknown>, at: number) {
-  c.executionCtx.waitUntil(revokeUrls(c.env.KV, urlTokens));
+async function removeContent(c: C, keys: string[], detail: Record<string, unknown>, at: number) {
   if (!keys.length) return;
   try {
     await c.env.FILES.delete(keys);
