@@ -181,7 +181,8 @@ describe("Idempotency-Key on creations", () => {
     const withKey = await keyed("POST", "/posts", newKey(), { token: a.token, json: { text: "with key" } });
     expect(plain.status).toBe(201);
     expect(withKey.status).toBe(201);
-    expect(Number(withKey.headers.get("X-Debug-Db-Calls")) - Number(plain.headers.get("X-Debug-Db-Calls"))).toBe(2);
+    // Claim and outcome; one claim in 64 also sweeps expired keys in the background (a third).
+    expect([2, 3]).toContain(Number(withKey.headers.get("X-Debug-Db-Calls")) - Number(plain.headers.get("X-Debug-Db-Calls")));
     const app = await makeApp();
     const form = { grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret };
     const anonymous = await keyed("POST", "/oauth/access_token", "caf\u00e9", { form });
