@@ -116,6 +116,28 @@ export const userActivity = sqliteTable(
   (t) => [primaryKey({ columns: [t.day, t.userId] })],
 );
 
+/**
+ * `Idempotency-Key`s of creating requests (src/middleware/idempotency.ts), per caller (`scope`:
+ * `user:<id>` or `app:<id>`). A row is claimed before the handler runs (`status` null) and holds
+ * the response once it completed; rows older than the window are deleted as the caller claims
+ * new ones. `request_hash`: SHA-256 of method, path and query; `body_hash`: of the body, set on
+ * completion.
+ */
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    scope: text("scope").notNull(),
+    key: text("key").notNull(),
+    requestHash: text("request_hash").notNull(),
+    bodyHash: text("body_hash"),
+    status: integer("status"),
+    responseType: text("response_type"),
+    responseBody: text("response_body"),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.scope, t.key] }), index("idempotency_keys_created").on(t.createdAt)],
+);
+
 export const posts = sqliteTable(
   "posts",
   {

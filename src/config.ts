@@ -49,6 +49,17 @@ export const FILE_URLS = {
   signatureBytes: 16,
 } as const;
 
+/** `Idempotency-Key` on creating requests (src/middleware/idempotency.ts). */
+export const IDEMPOTENCY = {
+  /** How long a key is remembered: a retry within it replays the first response. */
+  windowSeconds: 24 * 60 * 60,
+  keyMaxLength: 255,
+  /** A claimed key without a result is reported as "in progress" this long, "interrupted" after. */
+  runningSeconds: 5 * 60,
+  /** Responses larger than this are not kept (a retry is then told the request completed). */
+  maxStoredResponseBytes: 1024 * 1024,
+} as const;
+
 /** Poll rules (api.md / decisions §4 and the public service's poll lifecycle). */
 export const POLL_LIMITS = {
   promptMaxLength: 256,

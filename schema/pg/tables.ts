@@ -167,6 +167,22 @@ export const userActivity = pgTable(
   (t) => [primaryKey({ columns: [t.day, t.userId] })],
 );
 
+/** `Idempotency-Key`s of creating requests (see ../tables.ts). */
+export const idempotencyKeys = pgTable(
+  "idempotency_keys",
+  {
+    scope: text("scope").notNull(),
+    key: text("key").notNull(),
+    requestHash: text("request_hash").notNull(),
+    bodyHash: text("body_hash"),
+    status: integer("status"),
+    responseType: text("response_type"),
+    responseBody: text("response_body"),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.scope, t.key] }), index("idempotency_keys_created").on(t.createdAt)],
+);
+
 export const posts = pgTable(
   "posts",
   {
