@@ -119,7 +119,7 @@ export const fileRoutes = createRouter()
     }),
     async (c) => {
       const q = c.req.valid("query") as { ids: string; include_raw?: string; include_file_raw?: string } & Record<string, string>;
-      const ids = parseIds(q.ids, 1000);
+      const ids = parseIds(q.ids, MORE_LIMITS.idsPerRequest);
       const rows = await getFileRowsByIds(c.var.db, ids, c.var.auth!.user!.id);
       const visible: { row: FileRow; opts: FileViewOptions }[] = [];
       for (const row of rows) {
