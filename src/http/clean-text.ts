@@ -1,5 +1,5 @@
 import { MORE_LIMITS } from "../config";
-import { ApiError } from "./errors";
+import { ApiError, printable } from "./errors";
 
 // Text is one thing on both backends: Postgres refuses U+0000 in text and lone UTF-16 surrogates
 // (they have no UTF-8 form), while SQLite would store them. Every text the API stores or searches
@@ -43,9 +43,6 @@ export function assertCleanInput(value: unknown, root?: string): void {
     }
   }
 }
-
-/** A key shown in an error: without the characters that made it bad. */
-const printable = (k: string) => k.replace(/[\u0000\uD800-\uDFFF]/g, "?").slice(0, 64);
 
 /**
  * Query parameters: a NUL (`%00`) in a name or value is a 400 naming the parameter. (Percent-encoded
