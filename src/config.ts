@@ -34,6 +34,22 @@ export const MORE_LIMITS = {
   streamIdleSeconds: 60,
   /** Storage quota per user, reported in GET /token `storage`. */
   storageQuotaBytes: 10 * 1024 * 1024 * 1024,
+  /** Nesting of a JSON body (or form value parsed as JSON, e.g. raw): deeper is a 400. */
+  jsonDepth: 32,
+  /**
+   * Distinct `@name`s one text (post, message, profile description, /text/process) may hold, and
+   * tags and links: each mention is looked up and notified, each tag and link is a search row.
+   */
+  mentionsPerText: 100,
+  tagsPerText: 100,
+  linksPerText: 100,
+  /**
+   * A text as sent may be this many times its counted limit (markdown link targets are not
+   * counted, but processing costs work in every character sent): longer is a 400 before processing.
+   */
+  sentTextFactor: 4,
+  /** Ids (or @usernames) one `ids=` list may name; at most the first 200 (100 polls) found are returned. */
+  idsPerRequest: 1000,
 } as const;
 
 /**

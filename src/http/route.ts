@@ -2,14 +2,19 @@ import { OpenAPIHono, createRoute, z, type RouteConfig } from "@hono/zod-openapi
 import type { MiddlewareHandler } from "hono";
 import { requireAccess, type Access } from "../auth/access";
 import { IDEMPOTENCY } from "../config";
+import { assertCleanInput } from "./clean-text";
 import { ApiError, describeIssues } from "./errors";
 import type { AppEnv } from "./types";
 
-/** A router for one resource; validation failures become 400 envelopes naming the field. */
+/**
+ * A router for one resource; validation failures become 400 envelopes naming the field, and so
+ * does text with a NUL or an unpaired surrogate anywhere in a validated body or query (src/http/clean-text.ts).
+ */
 export function createRouter() {
   return new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) throw ApiError.badRequest(describeIssues(result.error.issues));
+      if (result.target !== "header" && result.target !== "cookie") assertCleanInput(result.data);
     },
   });
 }

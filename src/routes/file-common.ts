@@ -5,6 +5,7 @@ import { timingSafeEqual } from "../auth/crypto";
 import { hasScope } from "../auth/scopes";
 import { LIMITS, MORE_LIMITS } from "../config";
 import { publish } from "../events/publish";
+import { assertCleanInput } from "../http/clean-text";
 import { ApiError, describeIssues } from "../http/errors";
 import { idString } from "../http/route";
 import type { AppEnv } from "../http/types";
@@ -74,6 +75,7 @@ export const CORE_DERIVED: Record<string, { describe: string; check: (img: { wid
 export function parseWith<T>(schema: z.ZodType<T>, input: unknown): T {
   const r = schema.safeParse(input);
   if (!r.success) throw ApiError.badRequest(describeIssues(r.error.issues));
+  assertCleanInput(r.data);
   return r.data;
 }
 

@@ -3,6 +3,7 @@ import { userToken } from "../auth/access";
 import { randomToken } from "../auth/crypto";
 import { LIMITS, MORE_LIMITS } from "../config";
 import { addMeta, ok } from "../http/envelope";
+import { badTextError, hasBadText } from "../http/clean-text";
 import { ApiError } from "../http/errors";
 import { parsePage, finishPage, pageQuery } from "../http/pagination";
 import { exampleFile, exampleOperation } from "../http/examples";
@@ -118,7 +119,7 @@ export const fileRoutes = createRouter()
     }),
     async (c) => {
       const q = c.req.valid("query") as { ids: string; include_raw?: string; include_file_raw?: string } & Record<string, string>;
-      const ids = parseIds(q.ids, 1000);
+      const ids = parseIds(q.ids, MORE_LIMITS.idsPerRequest);
       const rows = await getFileRowsByIds(c.var.db, ids, c.var.auth!.user!.id);
       const visible: { row: FileRow; opts: FileViewOptions }[] = [];
       for (const row of rows) {
@@ -284,6 +285,7 @@ async function createComplete(c: C) {
   const parts = parseMultipart(body, c.req.header("content-type")!);
   const content = parts.get("content");
   if (!content || content.filename === undefined) throw ApiError.badRequest("'content' is required: a file part with the file's bytes");
+  if (hasBadText(content.filename)) throw badTextError("content.filename");
   const text = (name: string) => partText(parts.get(name));
   const unknown = [...parts.keys()].find((k) => !["content", "type", "kind", "name", "mime_type", "is_public", "raw"].includes(k));
   if (unknown) throw ApiError.badRequest(`'${unknown}' is not a field of a file upload`);

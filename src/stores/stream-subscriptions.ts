@@ -1,4 +1,4 @@
-import { inArray, sql, type SQL } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { runOne } from "../db/batch";
 import { inList, jsonArrayAgg } from "../db/dialect";
 import { schema, type Db } from "../db";
@@ -45,11 +45,11 @@ export async function insertSubscription(db: Db, row: SubscriptionRecord): Promi
 }
 
 export async function deleteSubscriptions(db: Db, ids: string[]): Promise<void> {
-  if (ids.length) await db.delete(streamSubscriptions).where(inArray(streamSubscriptions.id, ids));
+  if (ids.length) await db.delete(streamSubscriptions).where(sql`${streamSubscriptions.id} in ${inList(ids, "text")}`);
 }
 
 export async function deleteConnectionSubscriptions(db: Db, connectionIds: string[]): Promise<void> {
-  if (connectionIds.length) await db.delete(streamSubscriptions).where(inArray(streamSubscriptions.connectionId, connectionIds));
+  if (connectionIds.length) await db.delete(streamSubscriptions).where(sql`${streamSubscriptions.connectionId} in ${inList(connectionIds, "text")}`);
 }
 
 /** Forgets a user's rows whose connection is gone (a socket lost without a close event). */
