@@ -12,6 +12,7 @@ import type { AppEnv } from "./http/types";
 import { openDb } from "./db";
 import { updatePresence } from "./middleware/update-presence";
 import { generalParams } from "./middleware/general-params";
+import { IDEMPOTENCY_HEADER, REPLAYED_HEADER, idempotency } from "./middleware/idempotency";
 import { streamSubscription } from "./middleware/stream-subscription";
 import { adminRoutes } from "./routes/admin";
 import { benchRoutes } from "./routes/bench";
@@ -126,9 +127,9 @@ export function createApp() {
     "*",
     cors({
       origin: "*",
-      allowHeaders: ["Authorization", "Content-Type", "X-Pretty-Json"],
+      allowHeaders: ["Authorization", "Content-Type", "X-Pretty-Json", IDEMPOTENCY_HEADER],
       allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
-      exposeHeaders: ["X-OAuth-Scopes", "X-Cache", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"],
+      exposeHeaders: ["X-OAuth-Scopes", "X-Cache", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After", REPLAYED_HEADER],
       maxAge: 86400,
     }),
   );
@@ -157,6 +158,9 @@ export function createApp() {
   app.use("/v1/*", authenticate);
   // General parameters of users and posts: a bad value is a 400 before the endpoint runs.
   app.use("/v1/*", generalParams);
+  // `Idempotency-Key` on POST: a retried creation replays the first response (after the checks
+  // above, which write nothing; before anything that does).
+  app.use("/v1/*", idempotency);
   app.use("/v1/*", updatePresence);
   // `?connection_id=` on a subscribable GET subscribes a user stream (decisions §8).
   app.use("/v1/*", streamSubscription);

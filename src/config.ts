@@ -29,9 +29,51 @@ export const MORE_LIMITS = {
   presenceLifetimeSeconds: 15 * 60,
   subscriptionsPerConnection: 16,
   connectionsPerStreamKey: 2,
+  /** Open user stream sockets per access token (a further upgrade: 429). */
+  userStreamSocketsPerToken: 10,
   streamIdleSeconds: 60,
   /** Storage quota per user, reported in GET /token `storage`. */
   storageQuotaBytes: 10 * 1024 * 1024 * 1024,
+  /** Nesting of a JSON body (or form value parsed as JSON, e.g. raw): deeper is a 400. */
+  jsonDepth: 32,
+  /**
+   * Distinct `@name`s one text (post, message, profile description, /text/process) may hold, and
+   * tags and links: each mention is looked up and notified, each tag and link is a search row.
+   */
+  mentionsPerText: 100,
+  tagsPerText: 100,
+  linksPerText: 100,
+  /**
+   * A text as sent may be this many times its counted limit (markdown link targets are not
+   * counted, but processing costs work in every character sent): longer is a 400 before processing.
+   */
+  sentTextFactor: 4,
+  /** Ids (or @usernames) one `ids=` list may name; at most the first 200 (100 polls) found are returned. */
+  idsPerRequest: 1000,
+} as const;
+
+/**
+ * File content URLs (src/services/file-urls.ts): signed, not stored, so their lifetime costs
+ * nothing. The reference service's URLs "expire in years"; each file's URLs run in periods of
+ * this length from the file's (or derived file's) creation.
+ */
+export const FILE_URLS = {
+  lifetimeSeconds: 2 * 365 * 86_400,
+  /** Cache-Control max-age of served content at most: a deleted file's bytes leave browser caches within a day. */
+  cacheMaxAgeSeconds: 86_400,
+  /** Bytes of the HMAC-SHA256 kept in a URL (128 bits, 22 base64url characters). */
+  signatureBytes: 16,
+} as const;
+
+/** `Idempotency-Key` on creating requests (src/middleware/idempotency.ts). */
+export const IDEMPOTENCY = {
+  /** How long a key is remembered: a retry within it replays the first response. */
+  windowSeconds: 24 * 60 * 60,
+  keyMaxLength: 255,
+  /** A claimed key without a result is reported as "in progress" this long, "interrupted" after. */
+  runningSeconds: 5 * 60,
+  /** Responses larger than this are not kept (a retry is then told the request completed). */
+  maxStoredResponseBytes: 1024 * 1024,
 } as const;
 
 const KiB = 1024;

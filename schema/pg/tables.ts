@@ -167,6 +167,22 @@ export const userActivity = pgTable(
   (t) => [primaryKey({ columns: [t.day, t.userId] })],
 );
 
+/** `Idempotency-Key`s of creating requests (see ../tables.ts). */
+export const idempotencyKeys = pgTable(
+  "idempotency_keys",
+  {
+    scope: text("scope").notNull(),
+    key: text("key").notNull(),
+    requestHash: text("request_hash").notNull(),
+    bodyHash: text("body_hash"),
+    status: integer("status"),
+    responseType: text("response_type"),
+    responseBody: text("response_body"),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.scope, t.key] }), index("idempotency_keys_created").on(t.createdAt)],
+);
+
 export const posts = pgTable(
   "posts",
   {
@@ -512,7 +528,7 @@ export const files = pgTable(
     mediaInfo: jsonText("media_info"),
     raw: jsonText("raw"),
     createdAt: createdAt(),
-    /** Token of the current expiring `url` (its KV entry maps it to the content) and its expiry. */
+    /** Unused since content URLs are signed (src/services/file-url-signing.ts); kept so a Worker of before that still runs while the migration is applied. */
     urlToken: text("url_token"),
     urlExpiresAt: int8("url_expires_at"),
   },
@@ -531,6 +547,7 @@ export const derivedFiles = pgTable(
     storageKey: text("storage_key").notNull(),
     imageInfo: jsonText("image_info"),
     createdAt: createdAt(),
+    /** Unused (see files.urlToken). */
     urlToken: text("url_token"),
     urlExpiresAt: int8("url_expires_at"),
   },
@@ -590,6 +607,13 @@ export const renderVersions = pgTable("render_versions", {
   version: int8("version").notNull().default(0),
 });
 
+/** The generated signing key of file content URLs, one row (see ../tables.ts). */
+export const fileUrlSecret = pgTable("file_url_secret", {
+  id: rowidLike(integer("id").primaryKey()),
+  secret: text("secret").notNull(),
+  createdAt: createdAt(),
+});
+
 export const appStreams = pgTable(
   "app_streams",
   {
@@ -617,6 +641,8 @@ export const streamSubscriptions = pgTable(
     userId: int8("user_id").notNull(),
     /** App of the token that opened the connection (token events go to that app only). */
     appId: int8("app_id").notNull(),
+    /** The token that opened the connection: delivery checks it still exists (null on rows made before it was recorded). */
+    tokenId: int8("token_id"),
     /** One of STREAM_ENDPOINTS (src/stores/stream-subscriptions.ts) */
     endpoint: text("endpoint").notNull(),
     channelId: int8("channel_id"),

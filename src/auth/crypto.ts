@@ -2,10 +2,14 @@ const enc = new TextEncoder();
 
 const hex = (buf: ArrayBuffer) => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, "0")).join("");
 
+/** Bytes as unpadded base64url (RFC 4648 §5): URL-safe as they are. */
+export function base64url(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
 /** A random URL-safe secret (access tokens, client secrets, resource tokens). */
 export function randomToken(bytes = 32): string {
-  const b = crypto.getRandomValues(new Uint8Array(bytes));
-  return btoa(String.fromCharCode(...b)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return base64url(crypto.getRandomValues(new Uint8Array(bytes)));
 }
 
 /** SHA-256 hex: how tokens and secrets are stored. */

@@ -11,3 +11,10 @@ export type Backend = "d1" | "postgres";
 export const BACKEND: Backend = (env as { DB_BACKEND?: string }).DB_BACKEND === "postgres" ? "postgres" : "d1";
 
 export const isPostgres = BACKEND === "postgres";
+
+/**
+ * Bound parameters one statement may carry: D1's limit (Postgres allows 65,535). Lists are passed
+ * as one JSON parameter (src/db/dialect.ts `inList`, `jsonRows`, `jsonValues`); Postgres checks
+ * this limit too (src/db/pg.ts), so a statement that would fail on D1 fails the same on both.
+ */
+export const MAX_BOUND_PARAMETERS = 100;

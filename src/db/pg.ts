@@ -1,6 +1,7 @@
 import { neon, neonConfig, types, type FullQueryResults, type NeonQueryFunction, type NeonQueryPromise } from "@neondatabase/serverless";
 import { drizzle } from "drizzle-orm/neon-http";
 import * as tables from "../../schema/pg/tables";
+import { MAX_BOUND_PARAMETERS } from "./backend";
 import type { Executor, Query } from "./types";
 
 // Results read the same as D1's, decided once for the isolate (the driver's parsers are global):
@@ -66,7 +67,12 @@ function countedClient(url: string, count: () => void): Client {
   };
   const client = ((strings: TemplateStringsArray, ...values: unknown[]) => counted(raw(strings, ...values))) as unknown as Client;
   Object.assign(client, {
-    query: (text: string, params?: unknown[], opts?: object) => counted(raw.query(text, params, opts as never) as NeonQueryPromise<false, true>),
+    query: (text: string, params?: unknown[], opts?: object) => {
+      if (params && params.length > MAX_BOUND_PARAMETERS) {
+        throw new Error(`a statement binds ${params.length} parameters; D1 allows ${MAX_BOUND_PARAMETERS}: ${text.slice(0, 200)}`);
+      }
+      return counted(raw.query(text, params, opts as never) as NeonQueryPromise<false, true>);
+    },
     unsafe: raw.unsafe,
     transaction: async (queries: NeonQueryPromise<false, true>[], opts: object = {}) => {
       const reads = queries.every((q) => readsOnly((q as unknown as { queryData: { query: string } }).queryData));

@@ -136,7 +136,9 @@ export function planRoute(e: StampedEvent): RoutePlan {
       const appId = route.appId;
       return {
         appAudience: appId === undefined ? NOBODY : { kind: "apps", appIds: [appId] },
-        recipients: userId === undefined || appId === undefined ? null : ownerRecipients("token", userId, appId),
+        // A deletion still reaches the deleted token's own connections (they are closed after it).
+        recipients:
+          userId === undefined || appId === undefined ? null : ownerRecipients("token", userId, appId, e.isDeleted ? route.tokenId : undefined),
       };
     }
     case "file": {

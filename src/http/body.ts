@@ -1,11 +1,19 @@
 import type { Context } from "hono";
+import { assertCleanInput } from "./clean-text";
 import { ApiError } from "./errors";
 
 /**
  * Fields of a body sent as JSON, form-urlencoded or multipart (the OAuth token endpoint,
- * presence, report). Files in multipart bodies are left out.
+ * presence, report). Files in multipart bodies are left out. Text with a NUL or an unpaired
+ * surrogate is a 400 naming its field.
  */
 export async function readFields(c: Context): Promise<Record<string, unknown>> {
+  const fields = await parseFields(c);
+  assertCleanInput(fields);
+  return fields;
+}
+
+async function parseFields(c: Context): Promise<Record<string, unknown>> {
   const type = (c.req.header("content-type") ?? "").toLowerCase();
   if (type.startsWith("application/json")) {
     const text = await c.req.text();

@@ -7,6 +7,7 @@ const REASONS = {
   403: "Forbidden",
   404: "Not Found",
   405: "Method Not Allowed",
+  409: "Conflict",
   413: "Payload Too Large",
   415: "Unsupported Media Type",
   429: "Too Many Requests",
@@ -41,8 +42,10 @@ export class ApiError extends Error {
 export function describeIssues(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>): string {
   return issues
     .slice(0, 3)
-    .map((i) => (i.path.length ? `'${i.path.map(String).join(".")}' ${lower(i.message)}` : lower(i.message)))
+    .map((i) => (i.path.length ? `'${i.path.map(printable).join(".")}' ${lower(i.message)}` : lower(i.message)))
     .join("; ");
 }
 
 const lower = (s: string) => s.charAt(0).toLowerCase() + s.slice(1);
+/** A field name as shown in an error: a NUL or an unpaired surrogate (a key that is itself bad text) as `?`, at most 64 characters. */
+export const printable = (k: PropertyKey) => String(k).replace(/[\u0000\p{Cs}]/gu, "?").slice(0, 64);

@@ -1,4 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import { MORE_LIMITS } from "../config";
+import { ApiError } from "./errors";
 
 // The general parameters of users and posts (the public reference's "General User Parameters" and
 // "General Post Parameters"): zod fragments for the query schema of every route that returns those
@@ -161,4 +163,13 @@ export function postFiltersOf(q: Query): PostFilters {
     muted: flagValue(q.include_muted, false),
     copyMentions: flagValue(q.include_copy_mentions, true),
   };
+}
+
+/**
+ * A 400 naming `name` when an `ids=` list names more than `MORE_LIMITS.idsPerRequest` items
+ * (each is looked up, however few are returned).
+ */
+export function checkIdCount(name: string, count: number): void {
+  const max = MORE_LIMITS.idsPerRequest;
+  if (count > max) throw ApiError.badRequest(`'${name}' may list at most ${max} ids`);
 }

@@ -1,16 +1,21 @@
 import { OpenAPIHono, createRoute, z, type RouteConfig } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { requireAccess, type Access } from "../auth/access";
-import { BODY_LIMITS } from "../config";
+import { BODY_LIMITS, IDEMPOTENCY } from "../config";
 import { limitBody } from "./body-limit";
+import { assertCleanInput } from "./clean-text";
 import { ApiError, describeIssues } from "./errors";
 import type { AppEnv } from "./types";
 
-/** A router for one resource; validation failures become 400 envelopes naming the field. */
+/**
+ * A router for one resource; validation failures become 400 envelopes naming the field, and so
+ * does text with a NUL or an unpaired surrogate anywhere in a validated body or query (src/http/clean-text.ts).
+ */
 export function createRouter() {
   return new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) throw ApiError.badRequest(describeIssues(result.error.issues));
+      if (result.target !== "header" && result.target !== "cookie") assertCleanInput(result.data);
     },
   });
 }
@@ -43,16 +48,22 @@ export function defineRoute<const R extends RouteInput>(access: Access, { bodyLi
   const jsonOnly = !!body && Object.keys(body).length === 1 && "application/json" in body;
   const limit = bodyLimit ?? BODY_LIMITS.json;
   const middleware: MiddlewareHandler<AppEnv>[] = [limitBody(limit), requireAccess(access), ...(jsonOnly ? [requireJson] : [])];
+  const keyed = takesIdempotencyKey(access, r.method, r.path);
   return createRoute({
     ...r,
     operationId: r.operationId ?? operationIdFor(r.method, r.path),
     middleware,
     security: securityFor(access, r.path),
-    responses: standardResponses(access, r.path, r.responses),
+    ...(keyed ? { parameters: [...(r.parameters ?? []), { $ref: "#/components/parameters/IdempotencyKey" }] } : {}),
+    responses: { ...standardResponses(access, r.path, r.responses), ...(keyed ? { 409: IDEMPOTENCY_CONFLICT } : {}) },
     "x-access": access,
     "x-body-limit": limit,
   } as Omit<R, "bodyLimit"> & { middleware: MiddlewareHandler<AppEnv>[] });
 }
+
+/** POSTs that may carry a token take `Idempotency-Key` (src/middleware/idempotency.ts). */
+const takesIdempotencyKey = (access: Access, method: string, path: string) =>
+  method.toLowerCase() === "post" && access.token !== "admin" && !readsNoToken(path);
 
 /** `get /users/{user_id}/posts` → `getUsersByUserIdPosts`: stable, unique and URL-safe. */
 export function operationIdFor(method: string, path: string): string {
@@ -105,8 +116,19 @@ const RATE_LIMITED =
   "Too Many Requests: a rate-limit bucket is exhausted, or the caller is banned. The caller is banned for 600 seconds; " +
   "`meta.retry_in` and `Retry-After` say how many seconds are left.";
 
-/** The shared components `defineRoute` refers to: the rate-limit headers. */
+/** The shared components `defineRoute` refers to: the rate-limit headers and the `Idempotency-Key` parameter. */
 export function registerOpenApiComponents(registry: OpenAPIHono["openAPIRegistry"]) {
+  registry.registerComponent("parameters", "IdempotencyKey", {
+    name: "Idempotency-Key",
+    in: "header",
+    required: false,
+    description:
+      `A key (1 to ${IDEMPOTENCY.keyMaxLength} printable ASCII characters, e.g. a UUID) that makes a retry safe: the same key with the same request ` +
+      `within ${IDEMPOTENCY.windowSeconds / 3600} hours returns the first response (with \`Idempotent-Replayed: true\`) and creates nothing. ` +
+      "Per user (or per app for app tokens); ignored without a token.",
+    schema: { type: "string", minLength: 1, maxLength: IDEMPOTENCY.keyMaxLength },
+    example: "5d1f3a3e-8c1b-4b8e-9d0e-2f6a7c1b9e42",
+  });
   const seconds = { type: "integer", minimum: 0 } as const;
   const headers: Record<string, { description: string; schema: typeof seconds; example: number }> = {
     "X-RateLimit-Limit": { description: "Requests the caller's bucket allows per window.", schema: seconds, example: 5000 },
@@ -154,3 +176,10 @@ export const ErrorEnvelope = {
 
 /** Standard error responses to list on a route. */
 export const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, ErrorEnvelope]));
+
+const IDEMPOTENCY_CONFLICT = {
+  ...ErrorEnvelope,
+  description:
+    "Conflict: the `Idempotency-Key` was already used for another request (method, path, query or body), " +
+    "its first request is still in progress, or it was interrupted before answering (check whether the object was created, then use a new key).",
+};

@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from "hono";
+import { assertCleanQuery } from "../http/clean-text";
 import { ApiError } from "../http/errors";
 import type { AppEnv } from "../http/types";
 
@@ -43,6 +44,8 @@ const FLAGS = new Set([
  */
 export const generalParams: MiddlewareHandler<AppEnv> = async (c, next) => {
   const url = c.req.url;
+  // Every query parameter, declared by the route or not (`poll_token_{id}`, ...): no NUL reaches SQL.
+  assertCleanQuery(url);
   if (url.includes("include_")) {
     for (const [name, value] of new URL(url).searchParams) {
       if (FLAGS.has(name) && !/^(0|1|true|false)$/.test(value)) throw ApiError.badRequest(`'${name}' must be 0 or 1`);

@@ -108,6 +108,15 @@ export class UserStreamHub extends DurableObject<Env> {
   override async fetch(request: Request): Promise<Response> {
     const who = JSON.parse(request.headers.get("X-Connection") ?? "null") as UserStreamConnect | null;
     if (!who || request.headers.get("Upgrade")?.toLowerCase() !== "websocket") return new Response(null, { status: 400 });
+    // Sockets this token has open, less the one a resume takes over: at most userStreamSocketsPerToken.
+    const replaced = who.resume ? connectionTag(who.resume.connectionId) : null;
+    const open = this.ctx.getWebSockets(tokenTag(who.tokenId)).filter(
+      (ws) => ws.readyState === WebSocket.OPEN && (replaced === null || !this.ctx.getTags(ws).includes(replaced)),
+    );
+    if (open.length >= MORE_LIMITS.userStreamSocketsPerToken) {
+      const message = `Too Many Requests: this access token already has ${MORE_LIMITS.userStreamSocketsPerToken} open user stream sockets; close one first`;
+      return Response.json({ meta: { code: 429, error_message: message } }, { status: 429 });
+    }
     let conn: Connection;
     if (who.resume) {
       const found = this.connection(who.resume.connectionId);
@@ -208,7 +217,7 @@ export class UserStreamHub extends DurableObject<Env> {
     this.saveSubscriptions(connectionId, [...conn.subscriptions, sub]);
     try {
       const row = { id: sub.id, endpoint: sub.endpoint, channelId: sub.channelId, targetId: sub.targetId, flags: sub.flags };
-      await insertSubscription(this.db, { ...row, connectionId, userId: conn.userId, appId: conn.appId, createdAt });
+      await insertSubscription(this.db, { ...row, connectionId, userId: conn.userId, appId: conn.appId, tokenId: conn.tokenId, createdAt });
     } catch (e) {
       this.forget(connectionId, sub.id);
       throw e;

@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { publish } from "../events/publish";
 import { ApiError } from "../http/errors";
 import { exampleChannel } from "../http/examples";
-import { flagValue, queryFlag, userParams } from "../http/params";
+import { checkIdCount, flagValue, queryFlag, userParams } from "../http/params";
 import { idString } from "../http/route";
 import type { AppEnv } from "../http/types";
 import type { ChannelExtras, ChannelFilters, ChannelRead } from "../stores/channel-lists";
@@ -106,6 +106,7 @@ export function publishChannel(c: Context<AppEnv>, actorId: number, ch: ChannelR
 /** Comma-separated integer ids, at most `max`, deduplicated in order; else a 400 naming the parameter. */
 export function idList(name: string, v: string | undefined, max = 200): number[] {
   const parts = csv(v);
+  checkIdCount(name, parts.length);
   if (!parts.length || parts.some((s) => !/^\d{1,18}$/.test(s))) throw ApiError.badRequest(`'${name}' must be comma-separated integer ids`);
   return [...new Set(parts.map(Number))].slice(0, max);
 }

@@ -5,10 +5,10 @@ import { timingSafeEqual } from "../auth/crypto";
 import { hasScope } from "../auth/scopes";
 import { LIMITS, MORE_LIMITS } from "../config";
 import { publish } from "../events/publish";
+import { assertCleanInput } from "../http/clean-text";
 import { ApiError, describeIssues } from "../http/errors";
 import { idString } from "../http/route";
 import type { AppEnv } from "../http/types";
-import { revokeUrls, type IssuedUrl } from "../services/file-urls";
 import { KINDS, type Kind } from "../services/media";
 import { readBody } from "../services/uploads";
 import { getFileRow, writeState, type FileRow } from "../stores/files";
@@ -73,6 +73,7 @@ export const CORE_DERIVED: Record<string, { describe: string; check: (img: { wid
 export function parseWith<T>(schema: z.ZodType<T>, input: unknown): T {
   const r = schema.safeParse(input);
   if (!r.success) throw ApiError.badRequest(describeIssues(r.error.issues));
+  assertCleanInput(r.data);
   return r.data;
 }
 
@@ -173,9 +174,9 @@ export const selfView = (c: C): UserView => ({
   blocksYou: false,
 });
 
-/** Removes stored content (and its URL, if one was issued) when the database write did not happen. */
-export async function discardContent(c: C, storageKey: string, url?: IssuedUrl) {
-  await Promise.all([c.env.FILES.delete(storageKey).catch(() => {}), url ? revokeUrls(c.env.KV, [url.token]) : undefined]);
+/** Removes stored content when the database write did not happen (its URLs are signed, never stored). */
+export async function discardContent(c: C, storageKey: string) {
+  await c.env.FILES.delete(storageKey).catch(() => {});
 }
 
 /** 413 for content over the size limit of its kind. */

@@ -4,7 +4,7 @@ import { BODY_LIMITS, LIMITS, MORE_LIMITS } from "../config";
 import { ApiError } from "../http/errors";
 import { createRouter, defineRoute, errors } from "../http/route";
 import { now } from "../http/time";
-import { parseShortCode, renewExpiredUrls, revokeUrls, serveContent, shortCodeMatches } from "../services/file-urls";
+import { parseShortCode, serveContent, shortCodeMatches, signUrls } from "../services/file-urls";
 import { detect, imageInfoOf, mediaInfo, resolveType } from "../services/media";
 import { completeFile, getFileRow, upsertDerived, writeState, type DerivedRecord } from "../stores/files";
 import { fileCreateOpId } from "../stores/operations";
@@ -79,8 +79,10 @@ export const fileContentRoutes = createRouter()
       tags: ["Files"],
       summary: "The content behind a file's `url`; 403 once `url_expires_at` has passed",
       description:
-        "Serves the bytes behind a File's `url` with its mime type, `ETag`, `HEAD` and byte ranges (206). The URL is the credential: no token is needed, and it stops working at `url_expires_at` (any read that returns the file renews it). Emits nothing.",
-      request: { params: z.object({ url_token: z.string().openapi({ description: "The last part of a File's `url`." }) }) },
+        "Serves the bytes behind a File's `url` with its mime type, `ETag`, `HEAD` and byte ranges (206). The URL is the credential, signed by the server: " +
+        "no token is needed. It stops working at `url_expires_at` (403; any read that returns the file gives the current one), when a derived file's " +
+        "content is replaced or its signature does not match (403), and when the file is deleted (404). Emits nothing.",
+      request: { params: z.object({ url_token: z.string().openapi({ description: "The last part of a File's `url` (file id, expiry and signature; a derived file's key last)." }) }) },
       responses: { 200: { description: "The content" }, 206: { description: "A range of the content" }, ...errors(403, 404) },
     }),
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -103,8 +105,8 @@ export const fileContentRoutes = createRouter()
       if (!parsed || !row || !row.file.isPublic || !row.file.isComplete || !shortCodeMatches(parsed.check, row.file.fileTokenRead)) {
         throw ApiError.notFound("no such public file");
       }
-      // A URL about to expire is no fresh URL: renew when less than a minute is left.
-      await renewExpiredUrls(c, [row], 60);
+      // A URL about to expire is no fresh URL: the next one when less than a minute is left.
+      await signUrls(c, [row], 60);
       const body = renderFile(row, viewContext(c));
       c.header("Cache-Control", "no-store");
       return c.redirect(body.url!, 302);
@@ -127,7 +129,7 @@ async function uploadContent(c: C, fileId: string) {
   if (file.isComplete) throw ApiError.badRequest("the file's content is already uploaded; a complete file's content cannot be replaced");
   const limit = file.kind === "audio" ? LIMITS.file.audio_max_size_bytes : LIMITS.file.max_size_bytes;
   const upload = await receiveUpload(c, file.userId, limit, `${file.kind === "audio" ? "audio " : ""}'content'`);
-  return keepUpload(c, upload, async (issueUrl) => {
+  return keepUpload(c, upload, async () => {
     const given = givenType(c, upload);
     const { size, sha256, key: storageKey } = upload.stored;
     if (!size) throw ApiError.badRequest("'content' is empty");
@@ -140,11 +142,11 @@ async function uploadContent(c: C, fileId: string) {
     checkQuota(row.user.storageUsed, size);
     const info = await mediaInfo(kind, mimeType, detected, upload.source);
     const at = now(c);
-    const url = await issueUrl(mimeType, file.name, at);
     const opId = await fileCreateOpId(file.fileToken);
-    const content = { mimeType, size, sha256, storageKey, mediaInfo: info, urlToken: url.token, urlExpiresAt: url.expiresAt };
+    const content = { mimeType, size, sha256, storageKey, mediaInfo: info };
     if (!(await completeFile(c.var.db, file, content, QUOTA, opId, at))) throw await refusal(c, row, size);
     row.file = { ...file, ...content, isComplete: true };
+    await signUrls(c, [row]);
     publishFile(c, row);
     return c.body(null, 204);
   });
@@ -166,7 +168,7 @@ async function uploadDerived(c: C, fileId: string, key: string) {
     throw ApiError.badRequest(`a file has at most ${MORE_LIMITS.derivedFilesPerFile} derived files`);
   }
   const upload = await receiveUpload(c, row.file.userId, LIMITS.file.max_size_bytes, "derived 'content'");
-  const derived = await keepUpload(c, upload, async (issueUrl) => {
+  const derived = await keepUpload(c, upload, async () => {
     const given = givenType(c, upload);
     const { size, sha256, key: storageKey } = upload.stored;
     if (!size) throw ApiError.badRequest("'content' is empty");
@@ -179,7 +181,6 @@ async function uploadDerived(c: C, fileId: string, key: string) {
     const delta = size - (previous?.size ?? 0);
     checkQuota(row.user.storageUsed, delta);
     const at = now(c);
-    const url = await issueUrl(mimeType, name, at);
     const record: DerivedRecord = {
       fileId: row.file.id,
       key,
@@ -190,8 +191,6 @@ async function uploadDerived(c: C, fileId: string, key: string) {
       storageKey,
       imageInfo: image,
       createdAt: at,
-      urlToken: url.token,
-      urlExpiresAt: url.expiresAt,
     };
     const written = await upsertDerived(c.var.db, row.file, record, previous, { quota: QUOTA, maxDerived: MORE_LIMITS.derivedFilesPerFile });
     if (!written) {
@@ -203,14 +202,16 @@ async function uploadDerived(c: C, fileId: string, key: string) {
     }
     return record;
   });
+  // The replaced content's URLs stop working with its storage key (they are signed over it).
   if (previous) {
     c.executionCtx.waitUntil(
-      Promise.all([c.env.FILES.delete(previous.storageKey), revokeUrls(c.env.KV, [previous.urlToken])]).catch((e) =>
+      c.env.FILES.delete(previous.storageKey).catch((e) =>
         console.error(JSON.stringify({ msg: "replaced derived content not removed", key: previous.storageKey, error: String(e) })),
       ),
     );
   }
   row.derived = [...row.derived.filter((d) => d.key !== key), derived].sort((a, b) => (a.key < b.key ? -1 : 1));
+  await signUrls(c, [row]);
   publishFile(c, row);
   return c.body(null, 204);
 }

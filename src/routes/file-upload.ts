@@ -1,6 +1,5 @@
 import { BODY_LIMITS } from "../config";
 import { ApiError } from "../http/errors";
-import { issueUrl, type IssuedUrl } from "../services/file-urls";
 import { r2Source, type ContentSource } from "../services/content-source";
 import { readMultipart, textSink } from "../services/multipart-stream";
 import { R2ContentWriter, type StoredContent } from "../services/r2-writer";
@@ -59,23 +58,14 @@ export async function receiveUpload(c: C, userId: number, limit: number, what: s
 }
 
 /**
- * Runs what makes an upload a file (checks, URL, database row) and, if any of it fails, removes
- * the stored content and any URL issued for it, so a refused upload leaves nothing behind.
+ * Runs what makes an upload a file (checks, database row) and, if any of it fails, removes the
+ * stored content, so a refused upload leaves nothing behind (its URLs are signed, never stored).
  */
-export async function keepUpload<T>(c: C, upload: ReceivedUpload, work: (issue: IssueUrl) => Promise<T>): Promise<T> {
-  let url: IssuedUrl | undefined;
-  const issue: IssueUrl = async (mimeType, name, at) => {
-    const { key: storageKey, sha256, size } = upload.stored;
-    url = await issueUrl(c.env.KV, { storageKey, mimeType, name, sha256, size }, at);
-    return url;
-  };
+export async function keepUpload<T>(c: C, upload: ReceivedUpload, work: () => Promise<T>): Promise<T> {
   try {
-    return await work(issue);
+    return await work();
   } catch (e) {
-    await discardContent(c, upload.stored.key, url);
+    await discardContent(c, upload.stored.key);
     throw e;
   }
 }
-
-/** Issues the first URL of the stored content. */
-export type IssueUrl = (mimeType: string, name: string, at: number) => Promise<IssuedUrl>;

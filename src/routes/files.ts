@@ -3,12 +3,13 @@ import { userToken } from "../auth/access";
 import { randomToken } from "../auth/crypto";
 import { BODY_LIMITS, LIMITS, MORE_LIMITS } from "../config";
 import { addMeta, ok } from "../http/envelope";
+import { badTextError, hasBadText } from "../http/clean-text";
 import { ApiError } from "../http/errors";
 import { parsePage, finishPage, pageQuery } from "../http/pagination";
 import { exampleFile, exampleOperation } from "../http/examples";
 import { createRouter, defineRoute, Envelope, errors } from "../http/route";
 import { now } from "../http/time";
-import { renewExpiredUrls, revokeUrls } from "../services/file-urls";
+import { signUrls } from "../services/file-urls";
 import { runFileDelete } from "../services/file-delete";
 import { kindOfMime, mediaInfo, normalizeMime, resolveType } from "../services/media";
 import { deleteFiles, getFileRowsByIds, insertFile, listUserFileRows, updateFileQuery, type FileRow } from "../stores/files";
@@ -99,7 +100,7 @@ export const fileRoutes = createRouter()
           q.file_token_read === undefined && q.file_token === undefined ? "this private file needs its 'file_token_read'" : "wrong 'file_token_read'",
         );
       }
-      await renewExpiredUrls(c, [row]);
+      await signUrls(c, [row]);
       return ok(c, renderFile(row, viewContext(c), { fileToken: owner || withToken, fileTokenRead: withReadToken, raw: wantsRaw(q) }));
     },
   )
@@ -116,7 +117,7 @@ export const fileRoutes = createRouter()
     }),
     async (c) => {
       const q = c.req.valid("query") as { ids: string; include_raw?: string; include_file_raw?: string } & Record<string, string>;
-      const ids = parseIds(q.ids, 1000);
+      const ids = parseIds(q.ids, MORE_LIMITS.idsPerRequest);
       const rows = await getFileRowsByIds(c.var.db, ids, c.var.auth!.user!.id);
       const visible: { row: FileRow; opts: FileViewOptions }[] = [];
       for (const row of rows) {
@@ -127,7 +128,7 @@ export const fileRoutes = createRouter()
         if (!owner && !row.file.isPublic && !withReadToken) continue;
         visible.push({ row, opts: { fileToken: owner, fileTokenRead: withReadToken, raw: wantsRaw(q) } });
       }
-      await renewExpiredUrls(c, visible.map((v) => v.row));
+      await signUrls(c, visible.map((v) => v.row));
       const view = viewContext(c);
       return ok(c, visible.map((v) => renderFile(v.row, view, v.opts)));
     },
@@ -172,7 +173,7 @@ export const fileRoutes = createRouter()
         user.id,
       );
       const { items, meta } = finishPage(rows, page, (r) => r.file.id);
-      await renewExpiredUrls(c, items);
+      await signUrls(c, items);
       const view = viewContext(c);
       return ok(
         c,
@@ -201,9 +202,11 @@ export const fileRoutes = createRouter()
         const [updated] = await updateFileQuery(c.var.db, row.file.id, set);
         if (!updated) throw ApiError.notFound("no such file");
         row.file = updated;
+        await signUrls(c, [row]);
         publishFile(c, row);
+      } else {
+        await signUrls(c, [row]);
       }
-      await renewExpiredUrls(c, [row]);
       return ok(c, renderFile(row, viewContext(c), { fileToken: true, raw: body.raw !== undefined }));
     },
   )
@@ -226,7 +229,7 @@ export const fileRoutes = createRouter()
       const deleted = await deleteFiles(c.var.db, row.file.userId, [{ file: row.file, derived: row.derived, placeholderOpId }], at);
       if (!deleted.ids.length) throw ApiError.notFound("no such file");
       // Rows first, content after: a failure here leaves unreferenced objects, recorded as a dead operation.
-      await removeContent(c, deleted.storageKeys, deleted.urlTokens, { file_ids: [String(row.file.id)] }, at);
+      await removeContent(c, deleted.storageKeys, { file_ids: [String(row.file.id)] }, at);
       const body = renderFile(row, viewContext(c), { fileToken: true, isDeleted: true });
       publishFile(c, row, true);
       return ok(c, body);
@@ -259,7 +262,7 @@ export const fileRoutes = createRouter()
       const clock = () => at + Math.floor((Date.now() - startedMs) / 1000);
       c.executionCtx.waitUntil(
         runFileDelete(
-          { db: c.var.db, bucket: c.env.FILES, kv: c.env.KV, clock, onDeleted: (rows) => rows.forEach((r) => publishFile(c, r, true)) },
+          { db: c.var.db, bucket: c.env.FILES, clock, onDeleted: (rows) => rows.forEach((r) => publishFile(c, r, true)) },
           { opId: id, userId: user.id, fileIds: ids, scopeTypes: scopeTypes(c) },
         ),
       );
@@ -277,9 +280,10 @@ function unsupported(): never {
 async function createComplete(c: C) {
   const user = c.var.auth!.user!;
   const upload = await receiveUpload(c, user.id, LIMITS.file.max_size_bytes, "'content'");
-  return keepUpload(c, upload, async (issueUrl) => {
+  return keepUpload(c, upload, async () => {
     const { fields: parts, filePart: content, stored, source } = upload;
     if (!content || content.filename === undefined) throw ApiError.badRequest("'content' is required: a file part with the file's bytes");
+    if (hasBadText(content.filename)) throw badTextError("content.filename");
     const unknown = [...parts.keys()].find((k) => !["type", "kind", "name", "mime_type", "is_public", "raw"].includes(k));
     if (unknown) throw ApiError.badRequest(`'${unknown}' is not a field of a file upload`);
     const text = (name: string) => parts.get(name);
@@ -301,7 +305,6 @@ async function createComplete(c: C) {
     const info = await mediaInfo(kind, mimeType, detected, source);
     const at = now(c);
     const name = fields.name ?? [...(content.filename ?? "")].slice(0, MORE_LIMITS.fileNameMaxLength).join("");
-    const url = await issueUrl(mimeType, name, at);
     const file = await insertFile(
       c.var.db,
       {
@@ -321,13 +324,12 @@ async function createComplete(c: C) {
         mediaInfo: info,
         raw: fields.raw ?? null,
         createdAt: at,
-        urlToken: url.token,
-        urlExpiresAt: url.expiresAt,
       },
       QUOTA,
     );
     if (!file) throw new ApiError(507, "the storage quota is exceeded");
     const row: FileRow = { file, user: selfView(c), app: c.var.auth!.app, derived: [] };
+    await signUrls(c, [row]);
     publishFile(c, row);
     return ok(c, renderFile(row, viewContext(c), { fileToken: true, raw: fields.raw !== undefined }), {}, 201);
   });
@@ -390,11 +392,11 @@ async function createPlaceholder(c: C) {
 // ---- deletes ----------------------------------------------------------------------------------
 
 /**
- * Removes deleted files' content objects and URL tokens. If R2 refuses, the objects stay
- * unreferenced: a `dead` file_delete operation records them (nothing is lost silently).
+ * Removes deleted files' content objects (their URLs stopped working with the rows). If R2
+ * refuses, the objects stay unreferenced: a `dead` file_delete operation records them (nothing
+ * is lost silently).
  */
-async function removeContent(c: C, keys: string[], urlTokens: string[], detail: Record<string, unknown>, at: number) {
-  c.executionCtx.waitUntil(revokeUrls(c.env.KV, urlTokens));
+async function removeContent(c: C, keys: string[], detail: Record<string, unknown>, at: number) {
   if (!keys.length) return;
   try {
     await c.env.FILES.delete(keys);

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { ApiError } from "../http/errors";
-import { messageListParams, messageParams } from "../http/params";
+import { checkIdCount, messageListParams, messageParams } from "../http/params";
 import { idString } from "../http/route";
 import type { AppEnv } from "../http/types";
 import { channelAccess, type ChannelRecord } from "../stores/channels";
@@ -33,6 +33,7 @@ export function requireReadable(ch: ChannelRecord | undefined, viewerId: number 
 /** Comma-separated integer ids (duplicates dropped, order kept); anything else is a 400 naming the parameter. */
 export function parseIdList(name: string, value: string, max: number): number[] {
   const parts = csv(value);
+  checkIdCount(name, parts.length);
   if (!parts.length || parts.some((s) => !/^\d{1,18}$/.test(s))) throw ApiError.badRequest(`'${name}' must be comma-separated integer ids`);
   return [...new Set(parts.map(Number))].slice(0, max);
 }

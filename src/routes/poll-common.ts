@@ -6,7 +6,7 @@ import { hasScope } from "../auth/scopes";
 import { POLL_LIMITS } from "../config";
 import { publish } from "../events/publish";
 import { ApiError } from "../http/errors";
-import { flagValue, pollListParams, pollParams as pollQueryParams } from "../http/params";
+import { checkIdCount, flagValue, pollListParams, pollParams as pollQueryParams } from "../http/params";
 import { errors, idString } from "../http/route";
 import { ClientRefSchema, UserSchema } from "../http/schemas";
 import { iso, now, parseIso } from "../http/time";
@@ -155,6 +155,7 @@ export async function openPoll(c: Context<AppEnv>, id: number, token: string | u
 /** Comma-separated integer ids (empty entries ignored, duplicates dropped, order kept). */
 export function parseIds(value: string, name: string): number[] {
   const parts = value.split(",").map((s) => s.trim()).filter(Boolean);
+  checkIdCount(name, parts.length);
   if (parts.some((s) => !/^\d{1,18}$/.test(s))) throw ApiError.badRequest(`'${name}' must be comma-separated integer ids`);
   return [...new Set(parts.map(Number))];
 }

@@ -4,7 +4,7 @@ import { LIMITS } from "../config";
 import { cachedRead } from "../cache/rendered-responses";
 import { ok } from "../http/envelope";
 import { ApiError } from "../http/errors";
-import { flagValue, queryFlag } from "../http/params";
+import { checkIdCount, flagValue, queryFlag } from "../http/params";
 import { createRouter, defineRoute, Envelope, errors, idString } from "../http/route";
 import { now } from "../http/time";
 import { parseFlags, processForCreate } from "../services/text";
@@ -139,6 +139,7 @@ export const postRoutes = createRouter()
         .split(",")
         .map((s) => s.trim())
         .filter(Boolean);
+      checkIdCount("ids", parts.length);
       if (!parts.length || parts.some((s) => !/^\d{1,18}$/.test(s))) throw ApiError.badRequest("'ids' must be comma-separated integer post ids");
       const ids = [...new Set(parts.map(Number))];
       return cachedRead(c, async (deps) => {

@@ -1,3 +1,4 @@
+import { MORE_LIMITS } from "../config";
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { APP_TOKEN, currentUser, userToken } from "../auth/access";
@@ -101,7 +102,8 @@ export const streamSocketRoutes = createRouter()
         "subscribable endpoint with `?connection_id=`; events arrive as `{\"meta\":{id, timestamp, type, subscription_ids, is_deleted?}, \"data\"}`. " +
         "Resume a dropped connection within the replay window (10 minutes) with `connection_id=<its id>&since=<cursor>` and the same token: " +
         "same id, same subscriptions, missed events replayed. Later, or for a deleted connection: 400 saying why. " +
-        "Connection parameters (`include_html`, `include_raw`, `include_<object>_raw`, …) shape every frame of the connection; a resume keeps those of the first socket.",
+        "Connection parameters (`include_html`, `include_raw`, `include_<object>_raw`, …) shape every frame of the connection; a resume keeps those of the first socket. " +
+        `At most ${MORE_LIMITS.userStreamSocketsPerToken} open sockets per access token (another: 429).`,
       request: {
         query: z.object({
           connection_id: z.string().optional().openapi({ description: "A dropped connection of this user to resume" }),

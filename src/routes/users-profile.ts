@@ -12,8 +12,9 @@ import type { AppEnv } from "../http/types";
 import { discardProfileImage, IMAGE_MULTIPART_OVERHEAD, IMAGE_RULES, storeProfileImage } from "../services/profile-images";
 import { holdsBadge } from "../stores/badges";
 import { setImage, updateProfile, type ImageKind, type ProfileChange } from "../stores/profile";
-import { getUser, usersByUsernames, type UserView } from "../stores/users";
-import { codePointLength, mentionCandidates, processText } from "../text";
+import { getUser, type UserView } from "../stores/users";
+import { codePointLength, processText } from "../text";
+import { checkEntityCounts, checkSentLength, mentionedUsers } from "../services/text";
 import { eventContext, viewContext } from "../views/context";
 import { neutralUser } from "../views/post";
 import { renderUser } from "../views/user";
@@ -84,10 +85,12 @@ async function profileChange(c: Ctx, body: ProfileInput, replace: boolean): Prom
     const text = body.content?.text ?? "";
     if (!text.trim()) change.description = null;
     else {
-      const users = await usersByUsernames(c.var.db, mentionCandidates(text));
+      checkSentLength(text, LIMITS.user.description_max_length, "content.text");
+      const users = await mentionedUsers(c, text, "content.text");
       const processed = processText(text, { schemaBase: c.env.SCHEMA_BASE, itemType: "User", users });
       const max = LIMITS.user.description_max_length;
       if (processed.length > max) throw ApiError.badRequest(`'content.text' is longer than ${max} characters`);
+      checkEntityCounts(processed, "content.text");
       change.description = { content: { text: processed.text, html: processed.html, entities: processed.entities }, markdown: text };
     }
   }

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { ANY_TOKEN, PUBLIC } from "../auth/access";
 import { ok } from "../http/envelope";
 import { ApiError } from "../http/errors";
+import { checkIdCount } from "../http/params";
 import { resolveUserRef } from "../http/refs";
 import { createRouter, defineRoute, Envelope, errors } from "../http/route";
 import { ClientRefSchema, UserSchema } from "../http/schemas";
@@ -16,14 +17,12 @@ import { EXAMPLE_USER, oneUser, userIdParam, UserQuery } from "./user-common";
 
 /** Most users `GET /users` returns: the first found. */
 const USERS_RETURNED = 200;
-/** Most references `GET /users` takes. */
-const MAX_REFS = 1000;
 
 /** `ids` of GET /users: integer ids and `@username`s, in the order given (400 naming `ids` otherwise). */
 function parseRefs(v: string): string[] {
   const refs = v.split(",").map((s) => s.trim()).filter(Boolean);
   if (!refs.length) throw ApiError.badRequest("'ids' must list at least one user id or @username");
-  if (refs.length > MAX_REFS) throw ApiError.badRequest(`'ids' may list at most ${MAX_REFS} users`);
+  checkIdCount("ids", refs.length);
   const bad = refs.find((r) => !/^(\d{1,18}|@[A-Za-z0-9_]{1,20})$/.test(r));
   if (bad !== undefined) throw ApiError.badRequest(`'ids' must be comma-separated integer user ids or @usernames ('${bad.slice(0, 32)}' is not)`);
   return refs.map((r) => (r.startsWith("@") ? r.toLowerCase() : String(Number(r))));

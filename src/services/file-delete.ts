@@ -1,13 +1,11 @@
 import type { Db } from "../db";
 import { deleteFiles, getFileRowsByIds, type DeletedFiles, type FileRow } from "../stores/files";
 import { endOperation, fileCreateOpId, setOperationDetail } from "../stores/operations";
-import { revokeUrls } from "./file-urls";
 
 /** What the batch delete works with (injectable, so its failure paths are testable). */
 export interface FileDeleteDeps {
   db: Db;
   bucket: Pick<R2Bucket, "delete">;
-  kv: KVNamespace;
   /** Unix seconds now (the request's clock plus the time spent since). */
   clock: () => number;
   /** Called with the files that were deleted (to publish their events). */
@@ -77,6 +75,5 @@ export async function runFileDelete(deps: FileDeleteDeps, job: FileDeleteJob): P
     await endOperation(db, job.opId, "dead", deps.clock(), { files: outcome, content_not_removed: deleted.storageKeys, error: String(e) }).catch(() => {});
     return;
   }
-  await revokeUrls(deps.kv, deleted.urlTokens);
   await endOperation(db, job.opId, "completed", deps.clock(), { files: outcome });
 }

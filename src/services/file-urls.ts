@@ -1,55 +1,64 @@
 import type { Context } from "hono";
-import { randomToken, timingSafeEqual } from "../auth/crypto";
+import { timingSafeEqual } from "../auth/crypto";
+import { FILE_URLS } from "../config";
 import { ApiError } from "../http/errors";
 import { now } from "../http/time";
 import type { AppEnv } from "../http/types";
-import { saveUrlTokens, type FileRow } from "../stores/files";
+import { getContentTarget, type FileRow } from "../stores/files";
+import { encodeToken, parseToken, periodExpiry, signGrant, signingKey, verifyGrant, type UrlGrant } from "./file-url-signing";
 
 /**
- * Expiring content links (decisions §10). A file's `url` is `{origin}/v1/files/content/{token}`;
- * the token lives in KV (`file-url:{token}`) with what it serves and when it expires. The
- * content route compares that recorded expiry with the request clock (`now(c)`, so tests move
- * time); the KV TTL only cleans up. `url_short` is a stable link for public files that
- * redirects to a fresh `url`.
+ * Expiring content links (decisions §10). A file's `url` is `{origin}/v1/files/content/{token}`
+ * where the token is signed, not stored (./file-url-signing.ts): issuing and renewing URLs
+ * writes nothing, and the content route checks the signature, the expiry against the request
+ * clock (`now(c)`, so tests move time) and the file's current row. `url_short` is a stable link
+ * for public files that redirects to a current `url`.
  */
 
-/** How long a `url` serves its content. */
-export const FILE_URL_LIFETIME_SECONDS = 60 * 60;
-/** KV keeps an entry a little past its expiry (and never less than KV's minimum of 60 s). */
-const KV_GRACE_SECONDS = 60;
-
-const kvKey = (token: string) => `file-url:${token}`;
-
-/** What a URL token serves. */
-export interface UrlTarget {
-  storageKey: string;
-  mimeType: string | null;
-  name: string;
-  sha256: string | null;
-  size: number;
-}
-
-interface StoredTarget extends UrlTarget {
-  expiresAt: number;
-}
-
-export interface IssuedUrl {
+/** A signed URL of a file's content or of a derived file, as rendered. */
+export interface SignedUrl {
   token: string;
   expiresAt: number;
 }
 
-/** Issues a new URL token for content, valid from `at` for FILE_URL_LIFETIME_SECONDS. */
-export async function issueUrl(kv: KVNamespace, target: UrlTarget, at: number): Promise<IssuedUrl> {
-  const token = randomToken(24);
-  const expiresAt = at + FILE_URL_LIFETIME_SECONDS;
-  const value: StoredTarget = { ...target, expiresAt };
-  await kv.put(kvKey(token), JSON.stringify(value), { expirationTtl: Math.max(60, FILE_URL_LIFETIME_SECONDS + KV_GRACE_SECONDS) });
-  return { token, expiresAt };
+/** The signed URLs of a file row: its content's (complete files only) and its derived files' by key. */
+export interface FileUrls {
+  content?: SignedUrl;
+  derived: Record<string, SignedUrl>;
 }
 
-/** Forgets URL tokens (content deleted or replaced); best effort, the TTL cleans up anyway. */
-export async function revokeUrls(kv: KVNamespace, tokens: (string | null | undefined)[]): Promise<void> {
-  await Promise.all(tokens.filter((t): t is string => !!t).map((t) => kv.delete(kvKey(t)).catch(() => {})));
+/**
+ * Signs the current `url`s of files and of their derived files onto the rows (`row.urls`), for
+ * rendering: each URL is the one of its period (the same until it expires, then the next), so
+ * an expired URL comes back renewed (decisions §10) with no write. `minRemaining` skips to the
+ * next period when less than that many seconds are left.
+ */
+export async function signUrls(c: Context<AppEnv>, rows: FileRow[], minRemaining = 0): Promise<void> {
+  const needed = rows.filter((r) => (r.file.isComplete && r.file.storageKey) || r.derived.length);
+  if (!needed.length) return;
+  const at = now(c);
+  const key = await signingKey(c.env, c.var.db, at);
+  const sign = async (grant: UrlGrant, storageKey: string): Promise<SignedUrl> => ({
+    token: encodeToken(grant, await signGrant(key, grant, storageKey)),
+    expiresAt: grant.expiresAt,
+  });
+  await Promise.all(
+    needed.map(async (row) => {
+      const f = row.file;
+      const urls: FileUrls = { derived: {} };
+      const jobs: Promise<void>[] = [];
+      if (f.isComplete && f.storageKey) {
+        const grant = { fileId: f.id, key: null, expiresAt: periodExpiry(f.createdAt, at, minRemaining) };
+        jobs.push(sign(grant, f.storageKey).then((u) => void (urls.content = u)));
+      }
+      for (const d of row.derived) {
+        const grant = { fileId: f.id, key: d.key, expiresAt: periodExpiry(d.createdAt, at, minRemaining) };
+        jobs.push(sign(grant, d.storageKey).then((u) => void (urls.derived[d.key] = u)));
+      }
+      await Promise.all(jobs);
+      row.urls = urls;
+    }),
+  );
 }
 
 export const contentUrl = (origin: string, token: string) => `${origin}/v1/files/content/${token}`;
@@ -71,15 +80,20 @@ export const shortCodeMatches = (check: string, fileTokenRead: string) => timing
 const safeName = (name: string) => name.replace(/[\\"\r\n]/g, "_");
 
 /**
- * Serves the content behind a URL token: 403 once the token has expired (or is unknown),
- * 404 if the content is gone. Honours `Range` for audio and video players.
+ * Serves the content behind a signed URL: 403 when the token is not ours, has expired, or no
+ * longer matches the content (replaced); 404 when the file (or derived file) is gone. One
+ * database read (the file's current row). Honours `Range` for audio and video players.
  */
 export async function serveContent(c: Context<AppEnv>, token: string): Promise<Response> {
-  const raw = /^[A-Za-z0-9_-]{16,64}$/.test(token) ? await c.env.KV.get(kvKey(token)) : null;
-  const target = raw ? (JSON.parse(raw) as StoredTarget) : null;
+  const claimed = parseToken(token);
+  const fresh = "GET /v1/files/{file_id} gives a current 'url'";
+  if (!claimed) throw ApiError.forbidden(`this file URL is not valid; ${fresh}`);
   const at = now(c);
-  if (!target || target.expiresAt <= at) {
-    throw ApiError.forbidden("this file URL has expired; GET /v1/files/{file_id} gives a fresh 'url'");
+  if (claimed.expiresAt <= at) throw ApiError.forbidden(`this file URL has expired; ${fresh}`);
+  const [target, key] = await Promise.all([getContentTarget(c.var.db, claimed.fileId, claimed.key), signingKey(c.env, c.var.db, at)]);
+  if (!target) throw ApiError.notFound("the file's content no longer exists");
+  if (!(await verifyGrant(key, claimed, target.storageKey))) {
+    throw ApiError.forbidden(`this file URL is not valid (a wrong signature, or the content was replaced since); ${fresh}`);
   }
   const range = parseRange(c.req.header("range"), target.size);
   const object = c.req.method === "HEAD" ? await c.env.FILES.head(target.storageKey) : await c.env.FILES.get(target.storageKey, range ? { range } : undefined);
@@ -88,7 +102,7 @@ export async function serveContent(c: Context<AppEnv>, token: string): Promise<R
   const headers = new Headers();
   headers.set("Content-Type", target.mimeType ?? "application/octet-stream");
   headers.set("Content-Disposition", `inline; filename="${safeName(target.name)}"; filename*=UTF-8''${encodeURIComponent(target.name)}`);
-  headers.set("Cache-Control", `private, max-age=${Math.max(0, target.expiresAt - at)}`);
+  headers.set("Cache-Control", `private, max-age=${Math.min(FILE_URLS.cacheMaxAgeSeconds, claimed.expiresAt - at)}`);
   headers.set("Accept-Ranges", "bytes");
   headers.set("X-Content-Type-Options", "nosniff");
   if (target.sha256) headers.set("ETag", `"${target.sha256}"`);
@@ -115,42 +129,4 @@ export function parseRange(header: string | undefined, size: number): { offset: 
   const offset = Number(m[1]);
   const last = m[2] === "" ? size - 1 : Math.min(Number(m[2]), size - 1);
   return offset < size && last >= offset ? { offset, length: last - offset + 1 } : null;
-}
-
-/**
- * Renews the expired `url`s of files and of their derived files (decisions §10: GET renews an
- * expired url and every embedded reference), in place: new KV tokens in parallel, one
- * database batch. `minRemaining` renews URLs with less than that many seconds left.
- */
-export async function renewExpiredUrls(c: Context<AppEnv>, rows: FileRow[], minRemaining = 0): Promise<void> {
-  const at = now(c);
-  const stale = (token: string | null, expiresAt: number | null) => !token || expiresAt == null || expiresAt - at <= minRemaining;
-  const updates: { fileId: number; key: string | null; token: string; expiresAt: number }[] = [];
-  const jobs: Promise<void>[] = [];
-  for (const row of rows) {
-    const f = row.file;
-    if (f.isComplete && f.storageKey && stale(f.urlToken, f.urlExpiresAt)) {
-      const target = { storageKey: f.storageKey, mimeType: f.mimeType, name: f.name, sha256: f.sha256, size: f.size };
-      jobs.push(
-        issueUrl(c.env.KV, target, at).then((u) => {
-          f.urlToken = u.token;
-          f.urlExpiresAt = u.expiresAt;
-          updates.push({ fileId: f.id, key: null, ...u });
-        }),
-      );
-    }
-    for (const d of row.derived) {
-      if (!stale(d.urlToken, d.urlExpiresAt)) continue;
-      const target = { storageKey: d.storageKey, mimeType: d.mimeType, name: d.name, sha256: d.sha256, size: d.size };
-      jobs.push(
-        issueUrl(c.env.KV, target, at).then((u) => {
-          d.urlToken = u.token;
-          d.urlExpiresAt = u.expiresAt;
-          updates.push({ fileId: f.id, key: d.key, ...u });
-        }),
-      );
-    }
-  }
-  await Promise.all(jobs);
-  await saveUrlTokens(c.var.db, updates);
 }

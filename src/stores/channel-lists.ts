@@ -1,7 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db";
 import { isPostgres } from "../db/backend";
-import { inList, int, text } from "../db/dialect";
+import { inList, int, jsonRows, text } from "../db/dialect";
 import type { Page } from "../http/pagination";
 import { PM_TYPE, batchRows, canReadSql, pageBoundsSql, readUser, userColumnsSql, type Row } from "./channel-sql";
 import { channelColumnsSql, channelFrom, ownerJoin, readChannel, type ChannelRecord } from "./channels";
@@ -261,8 +261,11 @@ function rawField(type: string, field: string): SQL {
     : sql`json_extract(c.raw, ${`$."${type.replaceAll('"', "")}"[0].${field}`})`;
 }
 
-const rawHas = (type: string) =>
-  isPostgres ? sql`(CAST(c.raw AS JSONB) -> ${text(type)}) IS NOT NULL` : sql`json_extract(c.raw, ${`$."${type.replaceAll('"', "")}"`}) IS NOT NULL`;
+/** Channel `c` has raw of any of `types` (the list is one bound parameter, however long). */
+const rawHasAny = (types: string[]) =>
+  isPostgres
+    ? sql`EXISTS (SELECT 1 FROM jsonb_object_keys(CAST(c.raw AS JSONB)) AS rk(key) WHERE rk.key IN ${inList(types, "text")})`
+    : sql`EXISTS (SELECT 1 FROM json_each(c.raw) rk WHERE rk.key IN ${inList(types, "text")})`;
 
 const likePattern = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (ch) => "\\" + ch)}%`;
 const like = (expr: SQL, pattern: string) => sql`lower(coalesce(${expr}, '')) LIKE ${pattern} ESCAPE '\\'`;
@@ -281,7 +284,8 @@ export async function searchChannels(db: Db, s: ChannelSearch, viewerId: number 
   }
   if (s.categories.length) {
     const cats = rawField(CHAT_SETTINGS, "categories");
-    conds.push(sql`(${sql.join(s.categories.map((cat) => like(cats, likePattern(`"${cat}"`))), sql` OR `)})`);
+    const patterns = s.categories.map((cat) => likePattern(`"${cat}"`));
+    conds.push(sql`EXISTS (SELECT 1 FROM ${jsonRows(patterns, "cp", "text")} WHERE lower(coalesce(${cats}, '')) LIKE cp.value ESCAPE '\\')`);
   }
   if (s.createdAfter !== undefined) conds.push(sql`c.created_at > ${s.createdAfter}`);
   if (s.createdBefore !== undefined) conds.push(sql`c.created_at < ${s.createdBefore}`);
@@ -290,7 +294,7 @@ export async function searchChannels(db: Db, s: ChannelSearch, viewerId: number 
   if (s.fileId !== undefined) {
     conds.push(sql`(c.raw LIKE ${`%"file_id":"${s.fileId}"%`} OR c.raw LIKE ${`%"file_id":${s.fileId}}%`} OR c.raw LIKE ${`%"file_id":${s.fileId},%`})`);
   }
-  if (s.rawTypes.length) conds.push(sql`(${sql.join(s.rawTypes.map(rawHas), sql` OR `)})`);
+  if (s.rawTypes.length) conds.push(rawHasAny(s.rawTypes));
   const key = s.order === "id" ? "c.id" : s.order === "activity" ? ACTIVITY_KEY : "c.messages";
   const bounds = s.order === "popularity" ? sql`true` : pageBoundsSql(key, page);
   const { read } = await readChannels(

@@ -16,8 +16,9 @@ export const viewerParam = (viewerId: number | null) => viewerId ?? 0;
 /**
  * Whether the viewer may read channel `c` (an alias in the query): `read.public`, or for a
  * user `read.any_user`, `write.any_user`, ownership or any ACL row (full and write imply read).
+ * The viewer is an id, or a column of the query (the subscriber of a stream subscription).
  */
-export function canReadSql(alias: string, viewerId: number | null): SQL {
+export function canReadSql(alias: string, viewerId: number | SQL | null): SQL {
   const c = sql.raw(alias);
   if (viewerId == null) return sql`(${c}.read_public = 1)`;
   return sql`(${c}.read_public = 1 OR ${c}.read_any_user = 1 OR ${c}.write_any_user = 1 OR ${c}.owner_id = ${viewerId}

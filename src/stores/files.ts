@@ -8,12 +8,15 @@ import { endOperation } from "./operations";
 import { pageLimit, pageOrder, pageWhere } from "./page-sql";
 import { userViewColumns, type UserView } from "./users";
 import { greatest, inList, jsonArrayAgg, jsonObject, jsonValue, position } from "../db/dialect";
+import type { FileUrls } from "../services/file-urls";
 
 const { files, derivedFiles, users, apps } = schema;
 
-export type FileRecord = typeof files.$inferSelect;
+/** Unused columns (kept for Workers deployed before signed URLs; schema/tables.ts). */
+type UnusedUrlColumns = "urlToken" | "urlExpiresAt";
+export type FileRecord = Omit<typeof files.$inferSelect, UnusedUrlColumns>;
 export type NewFile = typeof files.$inferInsert;
-export type DerivedRecord = typeof derivedFiles.$inferSelect;
+export type DerivedRecord = Omit<typeof derivedFiles.$inferSelect, UnusedUrlColumns>;
 
 /** A file as the views render it: the row, its creator (as the viewer sees them), its client, its derived files. */
 export interface FileRow {
@@ -21,13 +24,14 @@ export interface FileRow {
   user: UserView;
   app: AppRecord;
   derived: DerivedRecord[];
+  /** Signed URLs to render, once `signUrls` has run (services/file-urls.ts). */
+  urls?: FileUrls;
 }
 
 const derivedJson = sql<string>`(select ${jsonArrayAgg(
   sql`${jsonObject(
     sql`'fileId', d.file_id, 'key', d.key, 'name', d.name, 'mimeType', d.mime_type, 'size', d.size, 'sha256', d.sha256`,
     sql`'storageKey', d.storage_key, 'imageInfo', ${jsonValue(sql`d.image_info`)}, 'createdAt', d.created_at`,
-    sql`'urlToken', d.url_token, 'urlExpiresAt', d.url_expires_at`,
   )}`,
 )} from derived_files d where d.file_id = ${files.id})`;
 
@@ -157,8 +161,6 @@ export interface UploadedContent {
   sha256: string;
   storageKey: string;
   mediaInfo: unknown;
-  urlToken: string;
-  urlExpiresAt: number;
 }
 
 /**
@@ -210,8 +212,7 @@ export async function upsertDerived(
     d as unknown as Record<string, unknown>,
     cond,
     sql` on conflict (file_id, key) do update set name = excluded.name, mime_type = excluded.mime_type, size = excluded.size,
-      sha256 = excluded.sha256, storage_key = excluded.storage_key, image_info = excluded.image_info, created_at = excluded.created_at,
-      url_token = excluded.url_token, url_expires_at = excluded.url_expires_at`,
+      sha256 = excluded.sha256, storage_key = excluded.storage_key, image_info = excluded.image_info, created_at = excluded.created_at`,
   );
   const [written] = await runBatch(db, [
     upsert,
@@ -235,8 +236,6 @@ export interface DeletedFiles {
   ids: number[];
   /** R2 objects to remove now that no row refers to them. */
   storageKeys: string[];
-  /** URL tokens to forget. */
-  urlTokens: string[];
 }
 
 /**
@@ -254,7 +253,7 @@ export async function deleteFiles(
 ): Promise<DeletedFiles> {
   if (!targets.length) {
     if (extra.length) await runBatch(db, extra);
-    return { ids: [], storageKeys: [], urlTokens: [] };
+    return { ids: [], storageKeys: [] };
   }
   const ids = targets.map((t) => t.file.id);
   const live = sql`id in ${inList(ids)} and user_id = ${userId} and is_deleted = 0`;
@@ -265,7 +264,7 @@ export async function deleteFiles(
         - (select coalesce(sum(size), 0) from derived_files where file_id in (select id from files where ${live}))`,
     )} where id = ${userId}`,
     sql`delete from derived_files where file_id in (select id from files where ${live})`,
-    sql`update files set is_deleted = 1, url_token = null, url_expires_at = null where ${live} returning id`,
+    sql`update files set is_deleted = 1 where ${live} returning id`,
     ...targets.filter((t) => t.placeholderOpId).map((t) => endOperation(db, t.placeholderOpId!, "dead", at, { file_id: String(t.file.id), reason: "deleted before upload" })),
     ...extra,
   ]);
@@ -274,25 +273,37 @@ export async function deleteFiles(
   return {
     ids: gone.map((t) => t.file.id),
     storageKeys: gone.flatMap((t) => [t.file.storageKey, ...t.derived.map((d) => d.storageKey)]).filter((k): k is string => !!k),
-    urlTokens: gone.flatMap((t) => [t.file.urlToken, ...t.derived.map((d) => d.urlToken)]).filter((k): k is string => !!k),
   };
 }
 
-/** Records renewed URL tokens of files and derived files, in one batch. */
-export async function saveUrlTokens(
-  db: Db,
-  updates: { fileId: number; key: string | null; token: string; expiresAt: number }[],
-): Promise<void> {
-  if (!updates.length) return;
-  const qs = updates.map((u) =>
-    u.key === null
-      ? db.update(files).set({ urlToken: u.token, urlExpiresAt: u.expiresAt }).where(eq(files.id, u.fileId))
-      : db
-          .update(derivedFiles)
-          .set({ urlToken: u.token, urlExpiresAt: u.expiresAt })
-          .where(and(eq(derivedFiles.fileId, u.fileId), eq(derivedFiles.key, u.key))),
-  );
-  await db.batch(qs as [(typeof qs)[number], ...(typeof qs)[number][]]);
+/** What a content URL serves: the content's object and how to label it. */
+export interface ContentTarget {
+  storageKey: string;
+  mimeType: string | null;
+  name: string;
+  sha256: string | null;
+  size: number;
+}
+
+/**
+ * The current content of a complete, not deleted file (`key` null) or of one of its derived
+ * files (deleting a file deletes those rows): what the content route checks a URL against.
+ */
+export async function getContentTarget(db: Db, fileId: number, key: string | null): Promise<ContentTarget | undefined> {
+  if (key !== null) {
+    const d = derivedFiles;
+    return db
+      .select({ storageKey: d.storageKey, mimeType: d.mimeType, name: d.name, sha256: d.sha256, size: d.size })
+      .from(d)
+      .where(and(eq(d.fileId, fileId), eq(d.key, key)))
+      .then(first);
+  }
+  const row = await db
+    .select({ storageKey: files.storageKey, mimeType: files.mimeType, name: files.name, sha256: files.sha256, size: files.size })
+    .from(files)
+    .where(and(eq(files.id, fileId), eq(files.isDeleted, false), eq(files.isComplete, true)))
+    .then(first);
+  return row?.storageKey ? { ...row, storageKey: row.storageKey } : undefined;
 }
 
 /** The storage in use and the derived file count, to tell why a conditional write did not happen. */

@@ -1,4 +1,4 @@
-import { and, asc, eq, getTableColumns, inArray, lte, ne, notInArray, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, getTableColumns, inArray, lte, ne, sql, type SQL } from "drizzle-orm";
 import type { Page } from "../http/pagination";
 import type { AppRecord } from "./apps";
 import { mixedBatch, runBatch } from "../db/batch";
@@ -40,7 +40,7 @@ const parsePositions = (v: unknown): number[] => {
 export const pollIdIn = (ids: number[]): SQL => sql`${polls.id} in ${inList(ids)}`;
 
 /** Polls of `types` only (the token's extended `polls:<type>` scopes); null = every type. */
-export const typeFilter = (types: string[] | null): SQL | undefined => (types ? inArray(polls.type, types.length ? types : [""]) : undefined);
+export const typeFilter = (types: string[] | null): SQL | undefined => (types ? sql`${polls.type} in ${inList(types, "text")}` : undefined);
 
 /** The list filters of the general poll parameters (`include_closed`, `include_private`, `poll_types`, `exclude_poll_types`). */
 export interface PollListFilters {
@@ -57,7 +57,7 @@ export function listFilterSql(f: PollListFilters, now: number): SQL | undefined 
   return and(
     f.closed ? undefined : sql`${polls.closedAt} > ${now}`,
     f.private ? undefined : eq(polls.isPublic, true),
-    f.types ? typeFilter(f.types) : f.excludeTypes.length ? notInArray(polls.type, f.excludeTypes) : undefined,
+    f.types ? typeFilter(f.types) : f.excludeTypes.length ? sql`${polls.type} not in ${inList(f.excludeTypes, "text")}` : undefined,
   );
 }
 

@@ -1,7 +1,8 @@
-import { inArray, sql, type SQL } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { runOne } from "../db/batch";
 import { inList, jsonArrayAgg } from "../db/dialect";
 import { schema, type Db } from "../db";
+import { canReadSql } from "./channel-sql";
 
 const { streamSubscriptions } = schema;
 
@@ -44,11 +45,11 @@ export async function insertSubscription(db: Db, row: SubscriptionRecord): Promi
 }
 
 export async function deleteSubscriptions(db: Db, ids: string[]): Promise<void> {
-  if (ids.length) await db.delete(streamSubscriptions).where(inArray(streamSubscriptions.id, ids));
+  if (ids.length) await db.delete(streamSubscriptions).where(sql`${streamSubscriptions.id} in ${inList(ids, "text")}`);
 }
 
 export async function deleteConnectionSubscriptions(db: Db, connectionIds: string[]): Promise<void> {
-  if (connectionIds.length) await db.delete(streamSubscriptions).where(inArray(streamSubscriptions.connectionId, connectionIds));
+  if (connectionIds.length) await db.delete(streamSubscriptions).where(sql`${streamSubscriptions.connectionId} in ${inList(connectionIds, "text")}`);
 }
 
 /** Forgets a user's rows whose connection is gone (a socket lost without a close event). */
@@ -63,6 +64,23 @@ export async function pruneUserSubscriptions(db: Db, userId: number, liveConnect
 
 // Routing: each function below is ONE indexed statement that finds the live subscriptions an
 // event concerns (rows: id, connection_id, user_id), for the delivery batch (src/events/routing.ts).
+// Access is checked here, at delivery, not only when the subscription was made: a subscriber
+// whose token was deleted, whose user was disabled, who lost read access to a channel, or who
+// muted or blocked (or was blocked by) an author receives nothing from then on.
+
+/**
+ * The subscriber may still be told anything: the token that opened its connection exists (not
+ * revoked, its app not deleted) and its user is not disabled. Rows written before the token was
+ * recorded stand for any token of the same user and app.
+ */
+const liveSubscriber = sql`(CASE WHEN s.token_id IS NULL
+    THEN EXISTS (SELECT 1 FROM tokens st, apps sa, users su
+      WHERE st.user_id = s.user_id AND st.app_id = s.app_id AND sa.id = st.app_id AND sa.deleted_at IS NULL AND su.id = s.user_id AND su.is_disabled = 0)
+    ELSE EXISTS (SELECT 1 FROM tokens st, apps sa, users su
+      WHERE st.id = s.token_id AND sa.id = st.app_id AND sa.deleted_at IS NULL AND su.id = s.user_id AND su.is_disabled = 0) END)`;
+
+/** The subscriber may read the channel `c` of the query (its ACL as it is now). */
+const readsChannel = canReadSql("c", sql`s.user_id`);
 
 /** Subscribers hidden from `authorId`: those who muted or blocked them, or whom they blocked. */
 const notHiddenFrom = (authorId: number) => sql`
@@ -94,6 +112,10 @@ export interface PostRoute {
   threadId: number | null;
 }
 
+/** The live subscriptions (of `s`) that `where` selects: every branch of every routing statement. */
+const live = (where: SQL, from: SQL = sql`stream_subscriptions s`) =>
+  sql`SELECT s.id, s.connection_id, s.user_id FROM ${from} WHERE ${where} AND ${liveSubscriber}`;
+
 /**
  * A post: the personal streams (`posts_me`, `posts_unified`) of the author and their
  * followers, the mention streams (`mentions`, `posts_unified`) of the mentioned users, the
@@ -102,68 +124,73 @@ export interface PostRoute {
  */
 export function postRecipients(p: PostRoute): SQL {
   const { authorId } = p;
-  const thread =
-    p.threadId === null
-      ? sql``
-      : sql`UNION
-        SELECT s.id, s.connection_id, s.user_id FROM stream_subscriptions s
-        WHERE s.endpoint = 'post_thread' AND s.target_id IN (SELECT id FROM posts WHERE thread_id = ${p.threadId})
-          AND ${notHiddenFrom(authorId)}`;
-  return sql`SELECT s.id, s.connection_id, s.user_id FROM stream_subscriptions s
-        WHERE s.endpoint IN ('posts_me', 'posts_unified')
+  const branches = [
+    live(sql`s.endpoint IN ('posts_me', 'posts_unified')
           AND (s.user_id = ${authorId} OR s.user_id IN (SELECT follower_id FROM follows WHERE followed_id = ${authorId}))
-          AND ${notHiddenFrom(authorId)} AND ${directedAllowed(authorId, p.leadingMentionIds)}
-        UNION
-        SELECT s.id, s.connection_id, s.user_id FROM stream_subscriptions s
-        WHERE s.endpoint IN ('mentions', 'posts_unified')
-          AND s.user_id IN ${inList(p.mentionIds)}
-          AND ${notHiddenFrom(authorId)}
-        UNION
-        SELECT s.id, s.connection_id, s.user_id FROM stream_subscriptions s
-        WHERE s.endpoint = 'user_posts' AND s.user_id = ${authorId}
-        ${thread}`;
+          AND ${notHiddenFrom(authorId)} AND ${directedAllowed(authorId, p.leadingMentionIds)}`),
+    live(sql`s.endpoint IN ('mentions', 'posts_unified') AND s.user_id IN ${inList(p.mentionIds)} AND ${notHiddenFrom(authorId)}`),
+    live(sql`s.endpoint = 'user_posts' AND s.user_id = ${authorId}`),
+  ];
+  if (p.threadId !== null) {
+    branches.push(
+      live(sql`s.endpoint = 'post_thread' AND s.target_id IN (SELECT id FROM posts WHERE thread_id = ${p.threadId}) AND ${notHiddenFrom(authorId)}`),
+    );
+  }
+  return sql.join(branches, sql` UNION `);
 }
 
 /** A follow or unfollow: `/users/me/following` of the follower, `/users/me/followers` of the followed user. */
 export function followRecipients(followerId: number, followedId: number): SQL {
-  return sql`SELECT id, connection_id, user_id FROM stream_subscriptions WHERE endpoint = 'following' AND user_id = ${followerId}
-        UNION
-        SELECT id, connection_id, user_id FROM stream_subscriptions WHERE endpoint = 'followers' AND user_id = ${followedId}`;
+  return sql`${live(sql`s.endpoint = 'following' AND s.user_id = ${followerId}`)}
+        UNION ${live(sql`s.endpoint = 'followers' AND s.user_id = ${followedId}`)}`;
 }
+
+/** Subscriptions joined with the channel they are about (`c`), for the read-access check. */
+const withChannel = (channelId: number) => sql`stream_subscriptions s JOIN channels c ON c.id = ${channelId}`;
 
 /**
  * A message or channel change: `/channels/{id}/messages` of that channel, and `/channels` of the
- * users subscribed to it (the hub applies their `channel_types`).
+ * users subscribed to it (the hub applies their `channel_types`), of subscribers who may read
+ * the channel now.
  */
 export function channelEventRecipients(channelId: number): SQL {
-  return sql`SELECT id, connection_id, user_id FROM stream_subscriptions WHERE channel_id = ${channelId} AND endpoint = 'channel_messages'
-        UNION
-        SELECT s.id, s.connection_id, s.user_id FROM stream_subscriptions s
-        WHERE s.endpoint = 'channels' AND s.user_id IN (SELECT user_id FROM subscriptions WHERE channel_id = ${channelId})`;
+  return sql`${live(sql`s.channel_id = ${channelId} AND s.endpoint = 'channel_messages' AND ${readsChannel}`, withChannel(channelId))}
+        UNION ${live(
+          sql`s.endpoint = 'channels' AND s.user_id IN (SELECT user_id FROM subscriptions WHERE channel_id = ${channelId}) AND ${readsChannel}`,
+          withChannel(channelId),
+        )}`;
 }
 
-/** One channel's `/channels/{id}/subscribers` subscriptions (channel_subscription events). */
+/** One channel's `/channels/{id}/subscribers` subscriptions (channel_subscription events), of those who may read it now. */
 export function channelSubscriberRecipients(channelId: number): SQL {
-  return sql`SELECT id, connection_id, user_id FROM stream_subscriptions WHERE channel_id = ${channelId} AND endpoint = 'channel_subscribers'`;
+  return live(sql`s.channel_id = ${channelId} AND s.endpoint = 'channel_subscribers' AND ${readsChannel}`, withChannel(channelId));
 }
 
 /**
- * Presence of `userId` (globally, or in one channel): by default only subscribers who follow
- * that user (or are that user); with `include_not_followed=1` everyone not blocked either way.
+ * Presence of `userId` (globally, or in one channel the subscriber may read): by default only
+ * subscribers who follow that user (or are that user); with `include_not_followed=1` everyone
+ * not blocked either way.
  */
 export function presenceRecipients(userId: number, channelId?: number): SQL {
-  const where = channelId === undefined ? sql`s.endpoint = 'presence'` : sql`s.endpoint = 'channel_presence' AND s.channel_id = ${channelId}`;
-  return sql`SELECT s.id, s.connection_id, s.user_id FROM stream_subscriptions s
-        WHERE ${where}
-          AND (s.user_id = ${userId} OR ((s.flags & ${SUBSCRIPTION_FLAGS.notFollowed}) <> 0 AND ${notBlocking(userId)})
+  const who = sql`(s.user_id = ${userId} OR ((s.flags & ${SUBSCRIPTION_FLAGS.notFollowed}) <> 0 AND ${notBlocking(userId)})
             OR s.user_id IN (SELECT follower_id FROM follows WHERE followed_id = ${userId}))`;
+  if (channelId === undefined) return live(sql`s.endpoint = 'presence' AND ${who}`);
+  return live(sql`s.endpoint = 'channel_presence' AND s.channel_id = ${channelId} AND ${readsChannel} AND ${who}`, withChannel(channelId));
 }
 
-/** One user's subscriptions to `endpoint` (only those made through `appId`'s connections when given). */
-export function ownerRecipients(endpoint: StreamEndpoint, userId: number, appId?: number): SQL {
-  return sql`SELECT id, connection_id, user_id FROM stream_subscriptions
-        WHERE endpoint = ${endpoint} AND user_id = ${userId} ${appId === undefined ? sql`` : sql`AND app_id = ${appId}`}`;
+/**
+ * One user's subscriptions to `endpoint` (only those made through `appId`'s connections when
+ * given). `revokedTokenId`: a token just deleted, whose own connections still hear of it.
+ */
+export function ownerRecipients(endpoint: StreamEndpoint, userId: number, appId?: number, revokedTokenId?: number): SQL {
+  const app = appId === undefined ? sql`` : sql`AND s.app_id = ${appId}`;
+  const revoked = revokedTokenId === undefined ? sql`` : sql`s.token_id = ${revokedTokenId} OR`;
+  return sql`SELECT s.id, s.connection_id, s.user_id FROM stream_subscriptions s
+        WHERE s.endpoint = ${endpoint} AND s.user_id = ${userId} ${app} AND (${revoked} ${liveSubscriber})`;
 }
+
+/** Channel `c` is readable by any user (canReadSql without a viewer-specific part). */
+const ANY_USER_READS = sql`(c.read_public = 1 OR c.read_any_user = 1 OR c.write_any_user = 1)`;
 
 // App stream audiences of private events: one row `{apps}`, a JSON array of app ids, or null
 // for "every app" (no row: nobody).
@@ -175,30 +202,29 @@ export function appsAuthorizedBy(userIds: number[]): SQL {
 }
 
 /**
- * Who may hear of a channel's events: every app when anyone may read the channel, otherwise
- * the apps authorized by its owner, ACL members and subscribers.
+ * Who may hear of a channel's events: every app when any user may read the channel, otherwise
+ * the apps authorized by its owner and ACL members (its readers now: a subscriber removed from
+ * the ACL is no longer one).
  */
 export function channelAudience(channelId: number): SQL {
-  return sql`SELECT CASE WHEN c.read_public = 1 OR c.read_any_user = 1 THEN NULL ELSE (
+  return sql`SELECT CASE WHEN ${ANY_USER_READS} THEN NULL ELSE (
           SELECT ${jsonArrayAgg(sql`a.app_id`, true)} FROM authorizations a WHERE a.user_id IN (
             SELECT c.owner_id
-            UNION SELECT user_id FROM channel_acl WHERE channel_id = c.id
-            UNION SELECT user_id FROM subscriptions WHERE channel_id = c.id)
+            UNION SELECT user_id FROM channel_acl WHERE channel_id = c.id)
         ) END AS apps
         FROM channels c WHERE c.id = ${channelId}`;
 }
 
 /**
  * Who may hear that `userId` set a presence in a channel: the apps that user authorized, and of
- * those only the ones that may see the channel (anyone may read it, or one of its owner, ACL
- * members and subscribers authorized the app).
+ * those only the ones that may see the channel (any user may read it, or its owner or one of
+ * its ACL members authorized the app).
  */
 export function channelPresenceAudience(channelId: number, userId: number): SQL {
   return sql`SELECT ${jsonArrayAgg(sql`a.app_id`, true)} AS apps FROM authorizations a, channels c
         WHERE a.user_id = ${userId} AND c.id = ${channelId}
-          AND (c.read_public = 1 OR c.read_any_user = 1 OR a.app_id IN (
+          AND (${ANY_USER_READS} OR a.app_id IN (
             SELECT m.app_id FROM authorizations m WHERE m.user_id IN (
               SELECT c.owner_id
-              UNION SELECT user_id FROM channel_acl WHERE channel_id = c.id
-              UNION SELECT user_id FROM subscriptions WHERE channel_id = c.id)))`;
+              UNION SELECT user_id FROM channel_acl WHERE channel_id = c.id)))`;
 }

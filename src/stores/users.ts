@@ -1,7 +1,7 @@
-import { eq, getTableColumns, inArray, sql, type SQL } from "drizzle-orm";
+import { eq, getTableColumns, sql, type SQL } from "drizzle-orm";
 import { schema, type Db } from "../db";
 import { first } from "../db/batch";
-import { epochNow } from "../db/dialect";
+import { epochNow, inList } from "../db/dialect";
 
 const { users } = schema;
 
@@ -78,7 +78,7 @@ export function embeddedUserColumns(viewer: SQL | null) {
 }
 
 export function usersByIdsQuery(db: Db, ids: number[], viewerId: number | null) {
-  return db.select(userViewColumns(viewerId)).from(users).where(inArray(users.id, ids.length ? ids : [-1]));
+  return db.select(userViewColumns(viewerId)).from(users).where(sql`${users.id} in ${inList(ids)}`);
 }
 
 export async function getUser(db: Db, id: number, viewerId: number | null): Promise<UserView | undefined> {
@@ -90,14 +90,14 @@ export async function findByUsername(db: Db, username: string): Promise<UserReco
   return db.select().from(users).where(eq(users.username, username.toLowerCase())).then(first);
 }
 
-/** Users named in a text, keyed by lowercase username (one query for all mentions). */
+/** Users named in a text, keyed by lowercase username (one query, one bound parameter, for all mentions). */
 export async function usersByUsernames(db: Db, names: string[]): Promise<Map<string, { id: string; username: string }>> {
   const map = new Map<string, { id: string; username: string }>();
   if (!names.length) return map;
   const rows = await db
     .select({ id: users.id, username: users.username })
     .from(users)
-    .where(inArray(users.username, names.map((n) => n.toLowerCase())));
+    .where(sql`${users.username} in ${inList(names.map((n) => n.toLowerCase()), "text")}`);
   for (const r of rows) map.set(r.username, { id: String(r.id), username: r.username });
   return map;
 }

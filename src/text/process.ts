@@ -140,21 +140,24 @@ function tagEndAt(s: string, i: number): number {
   return end;
 }
 
-/** Lowercased usernames that look like @mentions in the text, so the caller can look them up in ONE query before processText. */
-export function mentionCandidates(text: string): string[] {
-  const names: string[] = [];
+/**
+ * Lowercased usernames that look like @mentions in the text, so the caller can look them up in ONE
+ * query before processText; at most `max` (the scan stops there, so a caller that asks for one
+ * more than its limit learns the text is over it without reading the rest). Linear in the text.
+ */
+export function mentionCandidates(text: string, max = Infinity): string[] {
+  const names = new Set<string>();
   let i = text.indexOf("@");
-  while (i >= 0) {
+  while (i >= 0 && names.size < max) {
     const end = mentionEndAt(text, i);
     if (end > 0) {
-      const name = text.slice(i + 1, end).toLowerCase();
-      if (!names.includes(name)) names.push(name);
+      names.add(text.slice(i + 1, end).toLowerCase());
       i = text.indexOf("@", end);
     } else {
       i = text.indexOf("@", i + 1);
     }
   }
-  return names;
+  return [...names];
 }
 
 /** End of the leading part of `s`: punctuation, spaces, symbols and @mentions before the first word. */

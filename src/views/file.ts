@@ -1,5 +1,5 @@
 import { iso } from "../http/time";
-import { contentUrl, shortUrl } from "../services/file-urls";
+import { contentUrl, shortUrl, type SignedUrl } from "../services/file-urls";
 import type { DerivedRecord, FileRow } from "../stores/files";
 import { renderClientRef } from "./client";
 import type { ViewContext } from "./context";
@@ -17,9 +17,12 @@ export interface FileViewOptions {
   isDeleted?: boolean;
 }
 
-function renderDerived(d: DerivedRecord, view: ViewContext) {
+/** `url` and `url_expires_at` of a signed URL; nothing when the row was not signed (a deleted file). */
+const urlFields = (u: SignedUrl | undefined, view: ViewContext) => (u ? { url: contentUrl(view.origin, u.token), url_expires_at: iso(u.expiresAt) } : {});
+
+function renderDerived(d: DerivedRecord, url: SignedUrl | undefined, view: ViewContext) {
   return {
-    ...(d.urlToken && d.urlExpiresAt ? { url: contentUrl(view.origin, d.urlToken), url_expires_at: iso(d.urlExpiresAt) } : {}),
+    ...urlFields(url, view),
     ...(d.mimeType ? { mime_type: d.mimeType } : {}),
     name: d.name,
     sha256: d.sha256,
@@ -43,14 +46,14 @@ export function renderFile(row: FileRow, view: ViewContext, opts: FileViewOption
     ...(f.sha256 ? { sha256: f.sha256 } : {}),
     is_complete: f.isComplete,
     is_public: f.isPublic,
-    ...(f.isComplete && f.urlToken && f.urlExpiresAt ? { url: contentUrl(view.origin, f.urlToken), url_expires_at: iso(f.urlExpiresAt) } : {}),
+    ...(f.isComplete ? urlFields(row.urls?.content, view) : {}),
     ...(f.isPublic && f.isComplete ? { url_short: shortUrl(view.origin, f.id, f.fileTokenRead) } : {}),
     ...(opts.fileToken ? { file_token: f.fileToken } : {}),
     ...(f.isPublic || opts.fileTokenRead ? { file_token_read: f.fileTokenRead } : {}),
     ...info,
     source: renderClientRef(row.app),
     ...embedUser(row.user, row.file.userId, view),
-    derived_files: Object.fromEntries(row.derived.map((d) => [d.key, renderDerived(d, view)])),
+    derived_files: Object.fromEntries(row.derived.map((d) => [d.key, renderDerived(d, row.urls?.derived[d.key], view)])),
     ...(opts.raw ? { raw: f.raw ?? {} } : {}),
     ...(opts.isDeleted ? { is_deleted: true } : {}),
     ...(opts.paginated ? { pagination_id: String(f.id) } : {}),

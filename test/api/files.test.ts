@@ -1,5 +1,6 @@
 import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { FILE_URLS } from "../../src/config";
 import { openDb } from "../../src/db";
 import { runFileDelete } from "../../src/services/file-delete";
 import { actor, appToken, call, makeApp, makeUser, userToken } from "../helpers";
@@ -7,7 +8,7 @@ import * as fx from "../fixtures/media";
 import { DB } from "../db";
 
 const T0 = 1_900_000_000; // the injectable clock's start for time-window tests
-const LIFETIME = 3600; // FILE_URL_LIFETIME_SECONDS
+const LIFETIME = FILE_URLS.lifetimeSeconds;
 const iso = (s: number) => new Date(s * 1000).toISOString().slice(0, 19) + "Z";
 
 async function sha256(bytes: Uint8Array) {
@@ -477,11 +478,12 @@ describe("expiring URLs, renewal and url_short", () => {
     const early = (await call("GET", `/files/${f.id}`, { token, now: T0 + 100 })).body.data;
     expect(early.url).toBe(f.url); // not yet expired: unchanged
     const oldDerived = early.derived_files.small.url;
+    // the next URL runs for the next period from the file's creation
     const renewed = (await call("GET", `/files/${f.id}`, { token, now: T0 + LIFETIME + 5 })).body.data;
     expect(renewed.url).not.toBe(f.url);
-    expect(renewed.url_expires_at).toBe(iso(T0 + 2 * LIFETIME + 5));
+    expect(renewed.url_expires_at).toBe(iso(T0 + 2 * LIFETIME));
     expect(renewed.derived_files.small.url).not.toBe(oldDerived);
-    expect(renewed.derived_files.small.url_expires_at).toBe(iso(T0 + 2 * LIFETIME + 5));
+    expect(renewed.derived_files.small.url_expires_at).toBe(iso(T0 + 2 * LIFETIME));
     expect((await fetchRaw(renewed.url, { now: T0 + LIFETIME + 6 })).bytes).toEqual(fx.jpeg);
     expect((await fetchRaw(renewed.derived_files.small.url, { now: T0 + LIFETIME + 6 })).bytes).toEqual(fx.gif);
     expect((await fetchRaw(f.url, { now: T0 + LIFETIME + 6 })).status).toBe(403);
@@ -646,7 +648,7 @@ describe("DELETE /files?ids= and the file_delete operation", () => {
     const opId = crypto.randomUUID();
     await DB.prepare("insert into operations (id, type, status, user_id, created_at) values (?, 'file_delete', 'running', ?, ?)").bind(opId, Number(user.id), T0).run();
     const failingBucket = { delete: () => Promise.reject(new Error("R2 unavailable")) };
-    await runFileDelete({ db: openDb(env), bucket: failingBucket, kv: env.KV, clock: () => T0 + 3 }, { opId, userId: Number(user.id), fileIds: [Number(f.id)] });
+    await runFileDelete({ db: openDb(env), bucket: failingBucket, clock: () => T0 + 3 }, { opId, userId: Number(user.id), fileIds: [Number(f.id)] });
     const op = (await call("GET", `/sys/ops/${opId}`, { token })).body.data;
     expect(op).toMatchObject({ status: "dead", ended_at: iso(T0 + 3) });
     const detail = JSON.parse((await dbRow("select detail from operations where id = ?", opId))!.detail);
@@ -661,7 +663,7 @@ describe("DELETE /files?ids= and the file_delete operation", () => {
     await DB.prepare("insert into operations (id, type, status, user_id, created_at) values (?, 'file_delete', 'running', ?, ?)").bind(opId, Number(user.id), T0).run();
     const db = openDb(env);
     const broken = Object.assign(Object.create(db), { exec: { ...db.exec, batch: () => Promise.reject(new Error("database unavailable")) } });
-    await runFileDelete({ db: broken, bucket: env.FILES, kv: env.KV, clock: () => T0 + 1 }, { opId, userId: Number(user.id), fileIds: [Number(f.id)] });
+    await runFileDelete({ db: broken, bucket: env.FILES, clock: () => T0 + 1 }, { opId, userId: Number(user.id), fileIds: [Number(f.id)] });
     expect((await call("GET", `/sys/ops/${opId}`, { token })).body.data).toMatchObject({ status: "dead", ended_at: iso(T0 + 1) });
     const detail = JSON.parse((await dbRow("select detail from operations where id = ?", opId))!.detail);
     expect(detail.files).toEqual({ [f.id]: "not_deleted" });

@@ -1,0 +1,1 @@
+ALTER TABLE `stream_subscriptions` ADD `token_id` integer;

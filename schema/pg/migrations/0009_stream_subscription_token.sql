@@ -1,0 +1,1 @@
+ALTER TABLE "stream_subscriptions" ADD COLUMN "token_id" bigint;
