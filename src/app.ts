@@ -5,7 +5,7 @@ import { HTTPException } from "hono/http-exception";
 import { authenticate } from "./auth/authenticate";
 import { rateLimit } from "./middleware/rate-limit";
 import { oauthErrorFields } from "./auth/oauth";
-import { ApiError } from "./http/errors";
+import { ApiError, bearerChallenge } from "./http/errors";
 import { boundBody } from "./http/body-limit";
 import { registerOpenApiComponents } from "./http/route";
 import type { AppEnv } from "./http/types";
@@ -89,6 +89,11 @@ function errorResponse(err: unknown, c: Context<AppEnv>): Response {
   const extra = status < 500 ? c.get("extraMeta") : undefined;
   const res = c.json({ ...oauth, meta: { code: status, error_message: message, ...extra, ...meta } }, status as 400);
   for (const [k, v] of Object.entries(headers)) res.headers.set(k, v);
+  // Every 401 says how to authenticate; the token endpoint's own (Basic) challenge comes with its OAuthError.
+  if (status === 401 && !res.headers.has("WWW-Authenticate")) {
+    const tokenSent = c.req.header("authorization") !== undefined || c.req.query("access_token") !== undefined;
+    res.headers.set("WWW-Authenticate", bearerChallenge(tokenSent));
+  }
   return res;
 }
 
@@ -129,7 +134,7 @@ export function createApp() {
       origin: "*",
       allowHeaders: ["Authorization", "Content-Type", "X-Pretty-Json", IDEMPOTENCY_HEADER],
       allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
-      exposeHeaders: ["X-OAuth-Scopes", "X-Cache", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After", REPLAYED_HEADER],
+      exposeHeaders: ["X-OAuth-Scopes", "X-Cache", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After", "WWW-Authenticate", REPLAYED_HEADER],
       maxAge: 86400,
     }),
   );

@@ -49,7 +49,10 @@ function alongsideFor(c: Context<AppEnv>, path: string, tokenHash: string): Stat
  */
 export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   c.set("auth", null);
-  const raw = bearerToken(c.req.header("authorization"), c.req.query("access_token"));
+  const authorization = c.req.header("authorization");
+  // The token endpoint takes client credentials as HTTP Basic (RFC 6749 §2.3.1): not a bearer token.
+  const clientBasic = authorization !== undefined && /^Basic(\s|$)/i.test(authorization) && c.req.path.startsWith("/v1/oauth/");
+  const raw = clientBasic ? undefined : bearerToken(authorization, c.req.query("access_token"));
   if (raw !== undefined && !c.req.path.startsWith("/v1/admin") && !c.req.path.startsWith("/v1/oauth")) {
     const path = c.req.path.length > 1 && c.req.path.endsWith("/") ? c.req.path.slice(0, -1) : c.req.path;
     const hash = await bearerHash(raw);

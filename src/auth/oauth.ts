@@ -1,5 +1,5 @@
 import type { Scope } from "../config";
-import { ApiError } from "../http/errors";
+import { ApiError, BASIC_CHALLENGE } from "../http/errors";
 import type { Auth } from "../http/types";
 import type { Db } from "../db";
 import { getAppByClientId, type AppRecord } from "../stores/apps";
@@ -17,8 +17,56 @@ export class OAuthError extends ApiError {
     readonly error: "invalid_request" | "invalid_client" | "invalid_grant" | "unsupported_grant_type" | "invalid_scope",
     readonly description: string,
   ) {
-    super(status, description);
+    // A 401 names the scheme the token endpoint takes (RFC 6749 §5.2: the client's own, Basic).
+    super(status, description, {}, status === 401 ? { "WWW-Authenticate": BASIC_CHALLENGE } : {});
   }
+}
+
+/** A form-urlencoded part of Basic credentials: `+` is a space (RFC 6749 §2.3.1, Appendix B). */
+function formDecode(part: string): string {
+  try {
+    return decodeURIComponent(part.replace(/\+/g, " "));
+  } catch {
+    throw new OAuthError(401, "invalid_client", "the Basic credentials are not form-urlencoded");
+  }
+}
+
+/**
+ * Client credentials sent as `Authorization: Basic base64(urlencode(client_id):urlencode(secret))`
+ * (RFC 6749 §2.3.1, client_secret_basic); undefined when the request has no Basic header.
+ */
+export function basicClientCredentials(authorization: string | undefined): { clientId: string; secret: string } | undefined {
+  const m = /^Basic\s+(\S*)\s*$/i.exec(authorization ?? "");
+  if (!m) return undefined;
+  let decoded: string;
+  try {
+    decoded = atob(m[1]);
+  } catch {
+    throw new OAuthError(401, "invalid_client", "the Basic credentials are not base64");
+  }
+  // atob gives one character per byte: read the bytes as UTF-8 before form-decoding.
+  const text = new TextDecoder().decode(Uint8Array.from(decoded, (ch) => ch.charCodeAt(0)));
+  const at = text.indexOf(":");
+  if (at < 0) throw new OAuthError(401, "invalid_client", "the Basic credentials must be 'client_id:secret'");
+  return { clientId: formDecode(text.slice(0, at)), secret: formDecode(text.slice(at + 1)) };
+}
+
+/**
+ * The client's id and secret from the Basic header or else the body (`secretField` names the
+ * body field the grant's secret goes in). Both at once must agree: a mismatch is invalid_request.
+ */
+export function clientCredentials(authorization: string | undefined, fields: Record<string, unknown>, secretField: string) {
+  const str = (v: unknown) => (typeof v === "string" ? v : undefined);
+  const body = { clientId: str(fields.client_id), secret: str(fields[secretField]) };
+  const basic = basicClientCredentials(authorization);
+  if (!basic) return body;
+  if (body.clientId !== undefined && body.clientId !== basic.clientId) {
+    throw new OAuthError(400, "invalid_request", "'client_id' in the body differs from the one in the Authorization header");
+  }
+  if (body.secret !== undefined && body.secret !== basic.secret) {
+    throw new OAuthError(400, "invalid_request", `'${secretField}' in the body differs from the secret in the Authorization header`);
+  }
+  return basic;
 }
 
 /** Fields an error reply of the token endpoint carries besides `meta`. */

@@ -38,6 +38,19 @@ export class ApiError extends Error {
   static notFound = (detail = "no such object") => new ApiError(404, detail);
 }
 
+/** The realm of the `WWW-Authenticate` challenges (RFC 9110 §11.6.1: every 401 carries one). */
+export const AUTH_REALM = "api";
+
+/**
+ * The challenge of a 401 from a Bearer-token endpoint (RFC 6750 §3): `error="invalid_token"`
+ * only when the request sent a token, since a request without one gets no error code.
+ */
+export const bearerChallenge = (tokenSent: boolean) =>
+  `Bearer realm="${AUTH_REALM}"` + (tokenSent ? `, error="invalid_token"` : "");
+
+/** The challenge of a 401 from the OAuth token endpoint: client authentication is HTTP Basic (RFC 6749 §2.3.1). */
+export const BASIC_CHALLENGE = `Basic realm="${AUTH_REALM}"`;
+
 /** Message naming the field for a failed zod validation, e.g. `'count' expected number`. */
 export function describeIssues(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>): string {
   return issues

@@ -102,7 +102,7 @@ describe("admin bootstrap and OAuth", () => {
     const app = await makeApp();
     const form = await call("POST", "/oauth/access_token", { form: { grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret } });
     expect(form.status).toBe(200);
-    expect(form.body).toEqual({ access_token: expect.any(String), token: { app: { id: app.client_id, name: "Test app", url: "https://app.example.com" }, scopes: ["basic"] } });
+    expect(form.body).toEqual({ access_token: expect.any(String), token_type: "bearer", scope: "basic", token: { app: { id: app.client_id, name: "Test app", url: "https://app.example.com" }, scopes: ["basic"] } });
     const fd = new FormData();
     fd.set("grant_type", "client_credentials");
     fd.set("client_id", app.client_id);
