@@ -1,5 +1,6 @@
 import path from "node:path";
 import { defineWorkersConfig, readD1Migrations } from "@cloudflare/vitest-pool-workers/config";
+import { clientTypes } from "./scripts/client-types.mjs";
 
 // The backend under test: D1, or Postgres when scripts/test.mjs (`npm run test:pg`) has started a
 // cluster and the local Neon proxy and passes their addresses.
@@ -24,6 +25,11 @@ export default defineWorkersConfig(async () => {
           isolatedStorage: false,
           wrangler: { configPath: "./wrangler.toml" },
           miniflare: {
+            // Runs in Node, where openapi-typescript works (it does not load in workerd): the
+            // typed-client test posts the served OpenAPI document and gets client/api.d.ts's text back.
+            serviceBindings: {
+              CLIENT_TYPES: async (request: Request) => new Response(await clientTypes(await request.json())),
+            },
             bindings: {
               TEST_MIGRATIONS: migrations,
               ADMIN_TOKEN: "test-admin-token",
