@@ -7,9 +7,9 @@
 // slope over the last third, and a verdict. A measurement: the verdict never sets the exit code
 // (only a server that does not start does). Stops by itself, whatever happens.
 // Options: --minutes (10), --writes (23/s), --reads (12/s), --users (40), --sample (5 s),
-// --concurrency (at most 32 requests in flight), --window (30 s), --flat (MB/min over the last
-// third counted as flat, 1), --port (a free one), --devtools (`npm start -- --devtools`: wrangler's
-// DevTools proxy on, to see what it costs).
+// --concurrency (at most 32 requests in flight), --window (30 s), --flat (MB/min over the last third
+// counted as flat, 2: about 1 KB a request at this rate), --port (a free one), --devtools
+// (`npm start -- --devtools`: wrangler's DevTools proxy on, to see what it costs).
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -36,7 +36,7 @@ const READS = opt("reads", 12);
 const USERS = opt("users", 40);
 const SAMPLE_S = opt("sample", 5);
 const WINDOW_S = opt("window", 30);
-const FLAT = opt("flat", 1);
+const FLAT = opt("flat", 2);
 // Open loop, but with at most this many requests in flight (as a client's connection pool): an
 // overloaded server (a busy machine) must not pile up requests until it times out connections.
 const MAX_IN_FLIGHT = opt("concurrency", 32);
@@ -126,7 +126,7 @@ const users = await seedUsers(api, ADMIN_TOKEN, USERS);
 const procs = npmStartProcesses(server.pid, port);
 knownPids = procs.all;
 const roles = Object.keys(ROLES).filter((r) => procs[r]);
-const inspector = procs.worker ? await workerInspector(procs.worker) : undefined;
+let inspector = procs.worker ? await workerInspector(procs.worker) : undefined;
 const poke = () => fetch(`${origin}/v1/health`).then((r) => r.arrayBuffer());
 log(`Seeded ${users.length} users. Processes: ${roles.map((r) => `${ROLES[r]} pid ${procs[r]}`).join(", ")}.`);
 log(`Load: ${WRITES} writes/s + ${READS} reads/s for ${MINUTES} min; RSS every ${SAMPLE_S} s; a row every ${WINDOW_S} s.\n`);
@@ -170,9 +170,18 @@ const loadTimer = setInterval(() => {
 
 const start = Date.now();
 const samples = [];
+// A process that is gone was replaced (wrangler restarts workerd when a watched file changes):
+// follow the new one and count it, as its memory starts over.
+const restarts = {};
 const sample = () => {
   const s = { t: (Date.now() - start) / 1000, requests: total };
-  for (const r of roles) s[r] = rssMb(procs[r]);
+  for (const r of roles) {
+    s[r] = rssMb(procs[r]);
+    if (s[r] !== undefined) continue;
+    const now = npmStartProcesses(server.pid, port);
+    if (now[r] && now[r] !== procs[r]) (procs[r] = now[r]), (restarts[r] = (restarts[r] ?? 0) + 1), (s[r] = rssMb(now[r]));
+    if (r === "worker") inspector = undefined;
+  }
   samples.push(s);
   return s;
 };
@@ -190,6 +199,7 @@ const heap = {};
 while (Date.now() < endAt && !serverExited) {
   await sleep(Math.min(SAMPLE_S * 1000, endAt - Date.now()));
   const s = sample();
+  if (!inspector && procs.worker) inspector = await workerInspector(procs.worker);
   if (inspector && !heap.warmup && s.t >= warmS) heap.warmup = await liveHeap(inspector, poke);
   if (Date.now() >= nextWindow || Date.now() >= endAt) {
     nextWindow += WINDOW_S * 1000;
@@ -240,11 +250,12 @@ if (heap.warmup && heap.end) {
   summary.worker_heap = { ...heap, verdict: grew <= FLAT_HEAP_MB ? "flat after warm-up" : `grew ${grew.toFixed(1)} MB` };
   log(`Worker's JS heap after a full GC: ${heap.warmup.live_mb} MB at warm-up end, ${heap.end.live_mb} MB at the end (in use before the GC: ${heap.warmup.used_mb}, ${heap.end.used_mb} MB): ${summary.worker_heap.verdict}`);
 } else log(`Worker's JS heap: not measured (${inspector ? "its inspector did not answer" : "its inspector was not found"})`);
+for (const [r, n] of Object.entries(restarts)) log(`${ROLES[r]} was replaced ${n} time(s) during the run (a reload: its memory started over)`);
 const afterWarm = windows.filter((w) => w.t > warm.t && w.p99_ms !== null);
 if (afterWarm.length > 1) log(`p99 after warm-up: first window ${afterWarm[0].p99_ms} ms, last ${afterWarm[afterWarm.length - 1].p99_ms} ms (latency is indicative only on a shared machine)`);
 for (const [status, body] of Object.entries(examples)) log(`First ${status} answer: ${body}`);
 if (serverErrors.length) log(`Server errors logged (${serverErrors.length}):\n  ${serverErrors.join("\n  ")}`);
-const result = { started_at: new Date(start).toISOString(), settings: { minutes: MINUTES, writes_per_s: WRITES, reads_per_s: READS, users: USERS, sample_s: SAMPLE_S, flat_mb_per_min: FLAT }, total, statuses, examples, dropped, summary, windows, samples, server_errors: serverErrors };
+const result = { started_at: new Date(start).toISOString(), settings: { minutes: MINUTES, writes_per_s: WRITES, reads_per_s: READS, users: USERS, sample_s: SAMPLE_S, flat_mb_per_min: FLAT }, total, statuses, examples, dropped, restarts, summary, windows, samples, server_errors: serverErrors };
 mkdirSync(path.join(root, "bench/results"), { recursive: true });
 writeFileSync(path.join(root, "bench/results/soak-latest.json"), JSON.stringify(result, null, 2) + "\n");
 log("Wrote bench/results/soak-latest.json");
