@@ -126,7 +126,10 @@ const users = await seedUsers(api, ADMIN_TOKEN, USERS);
 const procs = npmStartProcesses(server.pid, port);
 knownPids = procs.all;
 const roles = Object.keys(ROLES).filter((r) => procs[r]);
-let inspector = procs.worker ? await workerInspector(procs.worker) : undefined;
+// Not with --devtools: workerd's inspector takes one client per isolate, and the probe would
+// disconnect wrangler's DevTools proxy, the very thing such a run measures.
+const probeHeap = !values.devtools;
+let inspector = probeHeap && procs.worker ? await workerInspector(procs.worker) : undefined;
 const poke = () => fetch(`${origin}/v1/health`).then((r) => r.arrayBuffer());
 log(`Seeded ${users.length} users. Processes: ${roles.map((r) => `${ROLES[r]} pid ${procs[r]}`).join(", ")}.`);
 log(`Load: ${WRITES} writes/s + ${READS} reads/s for ${MINUTES} min; RSS every ${SAMPLE_S} s; a row every ${WINDOW_S} s.\n`);
@@ -199,7 +202,7 @@ const heap = {};
 while (Date.now() < endAt && !serverExited) {
   await sleep(Math.min(SAMPLE_S * 1000, endAt - Date.now()));
   const s = sample();
-  if (!inspector && procs.worker) inspector = await workerInspector(procs.worker);
+  if (probeHeap && !inspector && procs.worker) inspector = await workerInspector(procs.worker);
   if (inspector && !heap.warmup && s.t >= warmS) heap.warmup = await liveHeap(inspector, poke);
   if (Date.now() >= nextWindow || Date.now() >= endAt) {
     nextWindow += WINDOW_S * 1000;
@@ -249,7 +252,7 @@ if (heap.warmup && heap.end) {
   const grew = heap.end.live_mb - heap.warmup.live_mb;
   summary.worker_heap = { ...heap, verdict: grew <= FLAT_HEAP_MB ? "flat after warm-up" : `grew ${grew.toFixed(1)} MB` };
   log(`Worker's JS heap after a full GC: ${heap.warmup.live_mb} MB at warm-up end, ${heap.end.live_mb} MB at the end (in use before the GC: ${heap.warmup.used_mb}, ${heap.end.used_mb} MB): ${summary.worker_heap.verdict}`);
-} else log(`Worker's JS heap: not measured (${inspector ? "its inspector did not answer" : "its inspector was not found"})`);
+} else log(`Worker's JS heap: not measured (${!probeHeap ? "not with --devtools" : inspector ? "its inspector did not answer" : "its inspector was not found"})`);
 for (const [r, n] of Object.entries(restarts)) log(`${ROLES[r]} was replaced ${n} time(s) during the run (a reload: its memory started over)`);
 const afterWarm = windows.filter((w) => w.t > warm.t && w.p99_ms !== null);
 if (afterWarm.length > 1) log(`p99 after warm-up: first window ${afterWarm[0].p99_ms} ms, last ${afterWarm[afterWarm.length - 1].p99_ms} ms (latency is indicative only on a shared machine)`);
