@@ -11,7 +11,10 @@ const read = (file) => {
   }
 };
 
-/** Every live descendant of `root` as `{ pid, ppid, cmd }` (its command line, arguments space-separated). */
+/** The command line of a process, arguments space-separated ("" when it is gone). */
+export const commandLine = (pid) => read(`/proc/${pid}/cmdline`).split("\0").join(" ").trim();
+
+/** Every live descendant of `root` as `{ pid, ppid, cmd }` (its command line). */
 export function descendants(root) {
   const all = [];
   for (const name of readdirSync("/proc")) {
@@ -19,7 +22,7 @@ export function descendants(root) {
     // /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may hold spaces and parentheses.
     const stat = read(`/proc/${name}/stat`);
     const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-    all.push({ pid: Number(name), ppid, cmd: read(`/proc/${name}/cmdline`).split("\0").join(" ").trim() });
+    all.push({ pid: Number(name), ppid, cmd: commandLine(name) });
   }
   const found = [];
   let frontier = [root];
@@ -44,7 +47,7 @@ export function npmStartProcesses(root, port) {
   const onPublicPort = (p) => p.cmd.includes(`=127.0.0.1:${port} `);
   const proxyRuntime = workerds.length > 1 ? workerds.find(onPublicPort) : undefined;
   const worker = workerds.find((p) => p !== proxyRuntime);
-  return { worker: worker?.pid, proxyRuntime: proxyRuntime?.pid, wrangler: wrangler?.pid, all: tree.map((p) => p.pid) };
+  return { worker: worker?.pid, proxyRuntime: proxyRuntime?.pid, wrangler: wrangler?.pid };
 }
 
 /** VmRSS of a process in MB (one decimal), or undefined when it is gone. */

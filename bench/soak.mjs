@@ -18,7 +18,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { liveHeap, workerInspector } from "./isolate-heap.mjs";
-import { npmStartProcesses, rssMb } from "./proc-memory.mjs";
+import { commandLine, descendants, npmStartProcesses, rssMb } from "./proc-memory.mjs";
 import { client, draw, mix, seedUsers } from "./soak-mix.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -82,19 +82,34 @@ for (const stream of [server.stdout, server.stderr]) {
 }
 let serverExited = false;
 server.on("exit", () => (serverExited = true));
-let knownPids = [];
+const started = new Map(); // pid → command line of every process `npm start` ran, as last seen
+const remember = () => {
+  if (!serverExited) started.set(server.pid, commandLine(server.pid));
+  for (const p of descendants(server.pid)) started.set(p.pid, p.cmd);
+};
 
-/** Stops `npm start` (SIGTERM, as Ctrl-C would), then kills whatever of its tree is left. */
+/**
+ * Stops `npm start` (SIGTERM, as Ctrl-C would), then kills what is left of the processes it
+ * started: by pid, and only while that pid still runs the same command (not a reused pid).
+ */
 async function stopServer() {
-  knownPids = [...new Set([...knownPids, ...npmStartProcesses(server.pid, port).all])];
+  remember();
   if (!serverExited) server.kill("SIGTERM");
   for (let i = 0; i < 50 && !serverExited; i++) await sleep(200);
-  for (const pid of [server.pid, ...knownPids]) {
+  for (const [pid, cmd] of started) {
+    if (commandLine(pid) !== cmd) continue; // gone, or another process now
     try {
       process.kill(pid, "SIGKILL");
-    } catch {} // already gone
+    } catch {} // ended meanwhile
   }
   rmSync(persist, { recursive: true, force: true });
+}
+// An unexpected failure (seeding, say) must not leave `npm start` running.
+for (const event of ["uncaughtException", "unhandledRejection"]) {
+  process.on(event, (err) => {
+    console.error("Soak failed:", err);
+    stopServer().then(() => process.exit(1));
+  });
 }
 // Whatever happens (a hung server, a stuck request), the soak ends: the run plus 5 minutes for setup.
 const deadline = setTimeout(async () => {
@@ -124,7 +139,7 @@ if (!(await ready())) {
 const api = client(origin);
 const users = await seedUsers(api, ADMIN_TOKEN, USERS);
 const procs = npmStartProcesses(server.pid, port);
-knownPids = procs.all;
+remember();
 const roles = Object.keys(ROLES).filter((r) => procs[r]);
 // Not with --devtools: workerd's inspector takes one client per isolate, and the probe would
 // disconnect wrangler's DevTools proxy, the very thing such a run measures.
@@ -182,7 +197,7 @@ const sample = () => {
     s[r] = rssMb(procs[r]);
     if (s[r] !== undefined) continue;
     const now = npmStartProcesses(server.pid, port);
-    if (now[r] && now[r] !== procs[r]) (procs[r] = now[r]), (restarts[r] = (restarts[r] ?? 0) + 1), (s[r] = rssMb(now[r]));
+    if (now[r] && now[r] !== procs[r]) (procs[r] = now[r]), (restarts[r] = (restarts[r] ?? 0) + 1), (s[r] = rssMb(now[r])), remember();
     if (r === "worker") inspector = undefined;
   }
   samples.push(s);
