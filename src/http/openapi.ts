@@ -60,6 +60,8 @@ function securitySchemes(origin: string) {
 
 const BENCH_PREFIX = "/v1/sys/bench/";
 const cache = new Map<string, object>();
+/** Documents kept per isolate: one per origin and variant, and the origin is the request's Host. */
+const DOCUMENTS_KEPT = 4;
 
 /**
  * The OpenAPI document of every mounted route, for the origin it is served from. The benchmark's
@@ -74,6 +76,8 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>, origin: string, benchS
     const paths = Object.fromEntries(Object.entries(generated.paths ?? {}).filter(([p]) => benchServed || !p.startsWith(BENCH_PREFIX)));
     const components = { ...generated.components, securitySchemes: securitySchemes(origin) };
     doc = { ...generated, paths, components };
+    // Bounded: each Host a client sends would otherwise keep a whole document for the isolate's life.
+    if (cache.size >= DOCUMENTS_KEPT) cache.delete(cache.keys().next().value!);
     cache.set(key, doc);
   }
   return doc;
