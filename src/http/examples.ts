@@ -379,3 +379,19 @@ export const errorExamples: Record<string, { meta: Record<string, unknown> }> = 
   507: { meta: { code: 507, error_message: "Insufficient Storage: the storage quota is exceeded" } },
   default: { meta: { code: 401, error_message: "Unauthorized: a valid access token is required" } },
 };
+
+/** Error replies that are not the plain envelope, by operationId and status: the token endpoint speaks OAuth's errors. */
+export const operationErrorExamples: Record<string, Record<string, unknown>> = {
+  postOauthAccessToken: {
+    400: {
+      error: "invalid_grant",
+      error_description: "'code' is unknown, expired, used or issued for another 'redirect_uri'",
+      meta: { code: 400, error_message: "Bad Request: 'code' is unknown, expired, used or issued for another 'redirect_uri'" },
+    },
+    401: {
+      error: "invalid_client",
+      error_description: "unknown 'client_id' or wrong 'client_secret'",
+      meta: { code: 401, error_message: "Unauthorized: unknown 'client_id' or wrong 'client_secret'" },
+    },
+  },
+};

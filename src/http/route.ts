@@ -5,7 +5,7 @@ import { BODY_LIMITS, IDEMPOTENCY } from "../config";
 import { limitBody } from "./body-limit";
 import { assertCleanInput } from "./clean-text";
 import { ApiError, describeIssues } from "./errors";
-import { errorExamples, requestExamples } from "./examples";
+import { errorExamples, operationErrorExamples, requestExamples } from "./examples";
 import type { AppEnv } from "./types";
 
 /**
@@ -58,7 +58,7 @@ export function defineRoute<const R extends RouteInput>(access: Access, { bodyLi
     middleware,
     security: securityFor(access, r.path),
     ...(keyed ? { parameters: [...(r.parameters ?? []), { $ref: "#/components/parameters/IdempotencyKey" }] } : {}),
-    responses: { ...standardResponses(access, r.path, r.responses), ...(keyed ? { 409: IDEMPOTENCY_CONFLICT } : {}) },
+    responses: standardResponses(access, r.path, { ...r.responses, ...(keyed ? { 409: IDEMPOTENCY_CONFLICT } : {}) }, operationId),
     "x-access": access,
     "x-body-limit": limit,
   } as Omit<R, "bodyLimit"> & { middleware: MiddlewareHandler<AppEnv>[] });
@@ -114,7 +114,7 @@ const headerRefs = (names: readonly string[]) => Object.fromEntries(names.map((n
 
 type Responses = RouteInput["responses"];
 
-function standardResponses(access: Access, path: string, given: Responses): Responses {
+function standardResponses(access: Access, path: string, given: Responses, operationId: string): Responses {
   const limited = !notRateLimited(access, path);
   const out: Responses = {};
   for (const [status, response] of Object.entries(given)) {
@@ -130,16 +130,20 @@ function standardResponses(access: Access, path: string, given: Responses): Resp
   if (!Object.keys(out).some((s) => /^2\d\d$/.test(s))) {
     out.default = { ...ErrorEnvelope, description: "Any other status is an error envelope (e.g. 400 for a bad request, 500 with `error_id`)." };
   }
-  for (const [status, response] of Object.entries(out)) out[status] = withErrorExample(status, response);
+  for (const [status, response] of Object.entries(out)) out[status] = withErrorExample(status, response, operationId);
   return out;
 }
 
-/** An error envelope response gets the example of its status (src/http/examples.ts `errorExamples`). */
-function withErrorExample(status: string, response: Responses[string]) {
+/**
+ * An error response gets the example of its status (src/http/examples.ts): the operation's own
+ * (`operationErrorExamples`, for replies that are not the plain envelope), else the envelope's.
+ */
+function withErrorExample(status: string, response: Responses[string], operationId: string) {
   if ("$ref" in response) return response;
   const json = response.content?.["application/json"];
-  const example = errorExamples[status];
-  if (!json || json.schema !== ErrorSchema || "example" in json || !example) return response;
+  const own = operationErrorExamples[operationId]?.[status];
+  const example = own ?? (json?.schema === ErrorSchema ? errorExamples[status] : undefined);
+  if (!json || "example" in json || !example) return response;
   return { ...response, content: { ...response.content, "application/json": { ...json, example } } };
 }
 
@@ -195,7 +199,7 @@ export const Envelope = <T extends z.ZodTypeAny>(data: T, description: string, e
 });
 
 const ErrorSchema = z
-  .object({ meta: z.object({ code: z.number(), error_message: z.string(), error_id: z.string().optional() }) })
+  .object({ meta: z.object({ code: z.number(), error_message: z.string(), error_id: z.string().optional(), retry_in: z.number().optional() }) })
   .openapi("Error");
 
 export const ErrorEnvelope = {
