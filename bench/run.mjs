@@ -15,6 +15,12 @@ import WebSocket from "ws";
 import { measureReplay } from "./replay.mjs";
 import { SIZES, seedData } from "./seed.mjs";
 
+// `npm run bench -- soak [--minutes N ...]`: the bounded soak of `npm start` instead (bench/soak.mjs).
+if (process.argv[2] === "soak") {
+  await import("./soak.mjs");
+  process.exit(0);
+}
+
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);

@@ -6,7 +6,8 @@
 // .wrangler/pg and the local stand-in for Neon's proxies start here, its migrations are applied,
 // and wrangler dev gets DATABASE_URL and DB_PROXY. A DATABASE_URL of your own (a Neon database)
 // is used as it is, with no local cluster.
-// The port: `npm start -- --port 8788`, else `PORT=8788 npm start`, else 8787. Other arguments go to wrangler dev.
+// The port: `npm start -- --port 8788`, else `PORT=8788 npm start`, else 8787. Other arguments go to wrangler dev
+// (`--persist-to DIR` also to the migrations). `--devtools` keeps wrangler's DevTools inspector (off by default).
 import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -15,16 +16,17 @@ import { createServer } from "node:net";
 const env = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
 const wrangler = (args) => [process.execPath, ["node_modules/wrangler/bin/wrangler.js", ...args]];
 
-/** `--port N` or `--port=N` taken out of the forwarded arguments (wrangler refuses it twice). */
-function takePort(args) {
+/** `--name N` or `--name=N` taken out of the forwarded arguments (wrangler refuses it twice). */
+function takeOption(args, name) {
   const rest = [];
-  let port;
+  let value;
+  const re = new RegExp(`^--${name}(?:=(.*))?$`);
   for (let i = 0; i < args.length; i++) {
-    const m = /^--port(?:=(.*))?$/.exec(args[i]);
+    const m = re.exec(args[i]);
     if (!m) rest.push(args[i]);
-    else port = m[1] ?? args[++i];
+    else value = m[1] ?? args[++i];
   }
-  return { port, rest };
+  return { value, rest };
 }
 
 /** Resolves whether nothing listens on 127.0.0.1:port (where wrangler dev will listen). */
@@ -36,7 +38,13 @@ function portIsFree(port) {
   });
 }
 
-const { port: argPort, rest } = takePort(process.argv.slice(2));
+const { value: argPort, rest: afterPort } = takeOption(process.argv.slice(2), "port");
+// `--persist-to DIR` (the soak's throwaway state, bench/soak.mjs) applies to the migrations too.
+const { value: persistTo, rest: afterPersist } = takeOption(afterPort, "persist-to");
+// `--devtools`: keep wrangler's DevTools inspector (the `d` hotkey); see below why it is off by default.
+const devtools = afterPersist.includes("--devtools");
+const rest = afterPersist.filter((a) => a !== "--devtools");
+const persistArgs = persistTo ? ["--persist-to", persistTo] : [];
 const port = argPort ?? process.env.PORT ?? "8787";
 if (!/^\d+$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
   console.error(`Not a port: '${port}'. Use e.g. \`npm start -- --port 8788\` or \`PORT=8788 npm start\`.`);
@@ -57,7 +65,7 @@ if (!existsSync(".dev.vars")) {
 
 // wrangler prints the migration table again after every migration it applies: keep its output
 // for a failure, and say in one line what happened otherwise.
-const [cmd, migrateArgs] = wrangler(["d1", "migrations", "apply", "DB", "--local"]);
+const [cmd, migrateArgs] = wrangler(["d1", "migrations", "apply", "DB", "--local", ...persistArgs]);
 const applied = spawnSync(cmd, migrateArgs, { stdio: ["ignore", "pipe", "pipe"], env, encoding: "utf8" });
 const output = `${applied.stdout ?? ""}${applied.stderr ?? ""}`;
 if (applied.status !== 0) {
@@ -66,7 +74,7 @@ if (applied.status !== 0) {
   process.exit(applied.status ?? 1);
 }
 const count = /About to apply (\d+) migration/.exec(output)?.[1];
-if (count) console.log(`D1: ${count} migration${count === "1" ? "" : "s"} applied to the local database (.wrangler/state).`);
+if (count) console.log(`D1: ${count} migration${count === "1" ? "" : "s"} applied to the local database (${persistTo ?? ".wrangler/state"}).`);
 else if (/No migrations to apply/.test(output)) console.log("D1: local database up to date.");
 else process.stdout.write(output); // a wording this script does not know: show wrangler's own
 
@@ -99,8 +107,15 @@ if (setting("DB_BACKEND") === "postgres") {
   }
 }
 
-const [devCmd, devArgs] = wrangler(["dev", "--ip", "127.0.0.1", "--port", port, ...vars.flatMap((v) => ["--var", v]), ...rest]);
-const child = spawn(devCmd, devArgs, { stdio: "inherit", env });
+// wrangler dev's DevTools proxy (wrangler < 4.100) turns on the runtime's network tracking with no
+// DevTools attached: every subrequest's events (bodies included) pile up in the proxy's memory and are
+// each written to wrangler's debug log, ~15 KB a request (workers-sdk#14191, fixed in 4.100, which
+// needs Node 22). Off unless `--devtools` is given: wrangler skips that proxy where this variable is
+// set (as in an editor's debug terminal); console output and errors are shown either way.
+const devEnv = { ...env };
+if (!devtools) devEnv.VSCODE_INSPECTOR_OPTIONS ??= "{}";
+const [devCmd, devArgs] = wrangler(["dev", "--ip", "127.0.0.1", "--port", port, ...persistArgs, ...vars.flatMap((v) => ["--var", v]), ...rest]);
+const child = spawn(devCmd, devArgs, { stdio: "inherit", env: devEnv });
 for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => child.kill(sig));
 child.on("exit", async (code) => {
   await stopPostgres();

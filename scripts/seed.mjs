@@ -29,7 +29,10 @@ async function call(method, path, { token, json, form } = {}) {
 }
 
 const suffix = Date.now().toString(36).slice(-4);
-const app = (await call("POST", "/admin/apps", { token: admin, json: { name: "Demo app", url: "https://demo.example.com" } })).data;
+// The app's URL is this server's own origin, so its OAuth redirects may come back here: the reference
+// page's Authorize (redirect page /v1/docs/oauth2-redirect.html, src/routes/docs.ts) works with it.
+const origin = new URL(base).origin;
+const app = (await call("POST", "/admin/apps", { token: admin, json: { name: "Demo app", url: origin } })).data;
 const appToken = (await call("POST", "/oauth/access_token", { form: { grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret } })).access_token;
 
 const people = [
@@ -68,3 +71,5 @@ console.log(`Seeded ${base}
   app token:  ${appToken}`);
 for (const p of people) console.log(`  user ${p.username.padEnd(12)} password=demo-password  token=${tokens[p.username]}`);
 console.log(`\nTry: curl -H "Authorization: Bearer ${ada}" ${base}/token`);
+console.log(`Or open ${origin}/v1/docs?client_id=${app.client_id}, press Authorize, paste the client_secret under
+authorizationCode, and sign in as ${people[0].username} (password demo-password).`);

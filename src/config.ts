@@ -65,6 +65,14 @@ export const FILE_URLS = {
   signatureBytes: 16,
 } as const;
 
+/** Raw replacement values (`+io.example.core.file`, `+io.example.core.poll`; src/services/raw-replacements.ts). */
+export const RAW_REPLACEMENTS = {
+  /** At most this many in one write's raw: each becomes a larger object than the client sent. */
+  perWrite: 20,
+  /** A file URL put into raw (immutable on posts and messages) stays valid at least this long. */
+  urlMinRemainingSeconds: 365 * 86_400,
+} as const;
+
 /** `Idempotency-Key` on creating requests (src/middleware/idempotency.ts). */
 export const IDEMPOTENCY = {
   /** How long a key is remembered: a retry within it replays the first response. */

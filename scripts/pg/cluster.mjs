@@ -20,6 +20,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import pg from "pg";
+import { findPostgresBin, installAdvice } from "./find-postgres.mjs";
 
 export const DEFAULT_PG_PORT = 55432;
 export const APP_USER = "app";
@@ -55,28 +56,39 @@ export const freePort = () =>
 export const databaseUrl = (db, port = currentPort) =>
   `postgresql://${APP_USER}:${APP_PASSWORD}@127.0.0.1:${port}/${db}`;
 
-/** Returns the newest /usr/lib/postgresql/<v>/bin; installs postgresql with apt when missing and root. */
+/** The machine as find-postgres.mjs sees it: this OS, its files, PATH and `pg_config --bindir`. */
+const thisMachine = () => ({
+  platform: process.platform,
+  env: process.env,
+  listDir: (dir) => { try { return readdirSync(dir); } catch { return []; } },
+  isFile: (file) => existsSync(file),
+  pgConfigBindir: () => {
+    try { return execFileSync("pg_config", ["--bindir"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim() || null; } catch { return null; }
+  },
+});
+
+/**
+ * The folder of the Postgres server binaries (see find-postgres.mjs for where it looks). When there
+ * is none: as root on Debian/Ubuntu, installs postgresql with apt-get (CI); otherwise throws with
+ * what to install on this OS.
+ */
 export function ensurePostgresInstalled() {
-  const find = () => {
-    const base = "/usr/lib/postgresql";
-    const versions = existsSync(base) ? readdirSync(base).filter((v) => existsSync(`${base}/${v}/bin/pg_ctl`)) : [];
-    versions.sort((a, b) => Number(b) - Number(a));
-    return versions.length ? `${base}/${versions[0]}/bin` : null;
-  };
-  let bin = find();
+  let bin = findPostgresBin(thisMachine());
   if (bin) return bin;
-  if (!isRoot) {
-    throw new Error("Postgres server binaries not found under /usr/lib/postgresql/*/bin. Install them with " +
-      "`sudo apt-get install -y --no-install-recommends postgresql` (Debian/Ubuntu), then retry.");
-  }
+  if (!isRoot || process.platform !== "linux" || !existsSync("/usr/bin/apt-get")) throw new Error(installAdvice(process.platform));
   console.error("[pg] postgresql not installed; installing with apt-get (one time)…");
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
   execFileSync("apt-get", ["update", "-qq"], { stdio: "inherit", env });
   execFileSync("apt-get", ["install", "-y", "-qq", "--no-install-recommends", "postgresql"], { stdio: "inherit", env });
-  bin = find();
-  if (!bin) throw new Error("apt-get installed postgresql but no /usr/lib/postgresql/*/bin/pg_ctl was found");
+  bin = findPostgresBin(thisMachine());
+  if (!bin) throw new Error("apt-get installed postgresql but no initdb and pg_ctl were found");
   return bin;
 }
+
+// initdb's locale: C.UTF-8 (code point order, Unicode character classes) where the C library has
+// it (Linux). macOS has no C.UTF-8: the same collation (C) with a UTF-8 character classification.
+const initdbLocale = () =>
+  process.platform === "darwin" ? ["--locale=C", "--lc-ctype=en_US.UTF-8"] : ["--locale=C.UTF-8"];
 
 // Postgres refuses to run as root, so server-side tools run as the `postgres` OS user then.
 function asPgUser(bin, tool, args, opts = {}) {
@@ -112,7 +124,7 @@ export async function startCluster({ dir, port = DEFAULT_PG_PORT } = {}) {
   } else {
     if (!existsSync(path.join(dir, "PG_VERSION"))) {
       asPgUser(bin, "initdb", ["-D", dir, "-U", "postgres", "--auth-local=trust", "--auth-host=password",
-        "-E", "UTF8", "--locale=C.UTF-8", "-N"]);
+        "-E", "UTF8", ...initdbLocale(), "-N"]);
     }
     // -o is handed to a shell by pg_ctl, hence the quoting of the socket dir.
     const opts = `-p ${port} -k '${dir}' -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off ` +

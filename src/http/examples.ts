@@ -306,3 +306,92 @@ export const exampleCreatedApp = {
   client_secret: "example-client-secret-shown-once",
   password_grant_secret: "example-password-grant-secret-shown-once"
 };
+
+/**
+ * Request bodies by operationId, as "Try it out" on /v1/docs sends them unedited: each does what
+ * its operation's summary says and is safe to send as is (no reply to a post that may not exist,
+ * nothing marked NSFW, placeholders where a secret goes). A media type fragment: one `example`, or
+ * named `examples` for an operation with several uses. `defineRoute` attaches them to every media
+ * type but multipart (a file field has no example), and the OpenAPI lint requires them.
+ */
+export const requestExamples: Record<string, { example: unknown } | { examples: Record<string, { summary: string; value: unknown }> }> = {
+  postOauthAccessToken: {
+    examples: {
+      password: {
+        summary: "password grant: a user token for your own app",
+        value: { grant_type: "password", client_id: "pbx_3Fq9LwZt7XkR2mNv", password_grant_secret: "your-password-grant-secret", username: "ada", password: "your password", scope: "basic write_post" },
+      },
+      client_credentials: {
+        summary: "client_credentials grant: an app token",
+        value: { grant_type: "client_credentials", client_id: "pbx_3Fq9LwZt7XkR2mNv", client_secret: "your-client-secret" },
+      },
+      authorization_code: {
+        summary: "authorization_code grant: the code the consent page sent back",
+        value: { grant_type: "authorization_code", client_id: "pbx_3Fq9LwZt7XkR2mNv", client_secret: "your-client-secret", code: "the-code-from-the-redirect", redirect_uri: "https://photobox.example/callback" },
+      },
+    },
+  },
+  postOauthAuthenticate: {
+    example: { client_id: "pbx_3Fq9LwZt7XkR2mNv", redirect_uri: "https://photobox.example/callback", response_type: "code", scope: "basic write_post", state: "af0ifjsldkj", username: "ada", password: "your password", decision: "authorize", csrf: "the-token-from-the-consent-page" },
+  },
+  postPosts: { example: { text: "Hello from the API reference! #firstpost" } },
+  putPostsByPostId: { example: { text: "Hello from the API reference! (revised) #firstpost" } },
+  putPostsByPostIdRepost: { example: {} },
+  putPostsByPostIdBookmark: { example: { note: "Read this weekend" } },
+  postPostsByPostIdReport: { example: { reason: "soliciting" } },
+  putUsersMe: { example: { name: "Ada Lovelace", locale: "en_GB", timezone: "Europe/London", content: { text: "Writing the first program. #math" } } },
+  patchUsersMe: { example: { content: { text: "Writing the first program. #math" } } },
+  postUsersMeAvatar: { example: { from_url: "https://photobox.example/ada-avatar.png" } },
+  postUsersMeCover: { example: { from_url: "https://photobox.example/ada-cover.png" } },
+  putUsersMePresence: { example: { presence: "writing a compiler" } },
+  putUsersMePresenceChannelsByChannelId: { example: { presence: "reading along" } },
+  postChannels: { example: { type: "com.example.chat", acl: { read: { public: true }, write: { any_user: true } } } },
+  putChannelsByChannelId: { example: { acl: { read: { public: true }, write: { any_user: false, user_ids: ["@alan"] } } } },
+  patchChannelsByChannelId: { example: { acl: { read: { public: true } } } },
+  putChannelsByChannelIdOwner: { example: { owner_id: "@alan" } },
+  postChannelsByChannelIdMessages: { example: { text: "Hello, channel! #news" } },
+  postChannelsPmMessages: { example: { text: "Lunch tomorrow?", destinations: ["@alan"] } },
+  postMarkers: { example: [{ name: "global", id: "1" }] },
+  postPolls: { example: { type: "com.example.poll", prompt: "Tea or coffee?", options: [{ text: "Tea" }, { text: "Coffee" }], duration: 60 } },
+  putPollsByPollIdResponse: { example: { positions: [1], poll_token: "example-poll-token" } },
+  postStreams: { example: { type: "long_poll", object_types: ["post", "follow"] } },
+  putStreamsByStreamKey: { example: { object_types: ["post", "follow", "bookmark"] } },
+  patchFilesByFileId: { example: { name: "hello.txt", is_public: true } },
+  postTextProcess: { example: { text: "Hello @ada, see https://example.com #news" } },
+  postAdminApps: { example: { name: "Photo Box", url: "https://photobox.example" } },
+  postAdminUsers: { example: { username: "grace", password: "a long passphrase", name: "Grace Hopper", email: "grace@example.com" } },
+  postAdminBadges: { example: { name: "Early adopter", description: "Joined in the first month" } },
+  patchAdminUsersByUserId: { example: { verified_url: "https://ada.example" } },
+};
+
+/** An error envelope per status, as the server words them (src/http/errors.ts): shown with each operation's errors. */
+export const errorExamples: Record<string, { meta: Record<string, unknown> }> = {
+  400: { meta: { code: 400, error_message: "Bad Request: 'text' is required" } },
+  401: { meta: { code: 401, error_message: "Unauthorized: a valid access token is required" } },
+  403: { meta: { code: 403, error_message: "Forbidden: this endpoint requires the 'write_post' scope" } },
+  404: { meta: { code: 404, error_message: "Not Found: no such object" } },
+  405: { meta: { code: 405, error_message: "Method Not Allowed" } },
+  409: { meta: { code: 409, error_message: "Conflict: 'Idempotency-Key' was already used for a different request (method, path or query); use a new key" } },
+  413: { meta: { code: 413, error_message: "Payload Too Large: the request body is larger than this endpoint accepts (131072 bytes)" } },
+  415: { meta: { code: 415, error_message: "Unsupported Media Type: this endpoint takes a JSON body with 'Content-Type: application/json'" } },
+  429: { meta: { code: 429, error_message: "Too Many Requests: rate limit exceeded; banned for 600 more seconds", retry_in: 600 } },
+  500: { meta: { code: 500, error_message: "Internal Server Error", error_id: "9b2f4c1e-5a7d-4e8b-b0c3-1f2e3d4c5b6a" } },
+  507: { meta: { code: 507, error_message: "Insufficient Storage: the storage quota is exceeded" } },
+  default: { meta: { code: 401, error_message: "Unauthorized: a valid access token is required" } },
+};
+
+/** Error replies that are not the plain envelope, by operationId and status: the token endpoint speaks OAuth's errors. */
+export const operationErrorExamples: Record<string, Record<string, unknown>> = {
+  postOauthAccessToken: {
+    400: {
+      error: "invalid_grant",
+      error_description: "'code' is unknown, expired, used or issued for another 'redirect_uri'",
+      meta: { code: 400, error_message: "Bad Request: 'code' is unknown, expired, used or issued for another 'redirect_uri'" },
+    },
+    401: {
+      error: "invalid_client",
+      error_description: "unknown 'client_id' or wrong 'client_secret'",
+      meta: { code: 401, error_message: "Unauthorized: unknown 'client_id' or wrong 'client_secret'" },
+    },
+  },
+};

@@ -28,6 +28,39 @@ over WebSockets; each operation says what it emits.
 
 The server's \`x-access\` extension on each operation states the access rule it enforces.`;
 
+/**
+ * The tags in the order a newcomer needs them (Swagger UI shows them in this order): getting a
+ * token, posting, people, channels and messages, live streams, files, the rest, admin last.
+ * Every tag an operation uses must be listed here (the OpenAPI lint's operation-tag-defined).
+ */
+export const TAGS: { name: string; description: string }[] = [
+  { name: "OAuth", description: "Get a token: the consent page for people, the token endpoint for apps and scripts." },
+  { name: "Token", description: "What the current token is: its user, app, scopes and storage." },
+  { name: "Posts", description: "Create, read, revise, delete, repost and bookmark posts." },
+  { name: "Post streams", description: "Timelines: the personal, global and explore streams, a user's posts, mentions and bookmarks, tags, threads." },
+  { name: "Post search", description: "Find posts by text, tags, mentions and more." },
+  { name: "Interactions", description: "What people did with a post, or with the caller's posts, polls and account: reposts, bookmarks, follows, replies." },
+  { name: "Report", description: "Report a post for moderation." },
+  { name: "Users", description: "Look up users, follow, mute and block them." },
+  { name: "Profile", description: "The caller's own profile: name, text, locale, avatar and cover images." },
+  { name: "Presence", description: "Who is online, and what the caller is doing." },
+  { name: "Clients", description: "Apps (clients): their public pages, and the calling app's users and tokens." },
+  { name: "Badges", description: "Badges users can show on their profile." },
+  { name: "Channels", description: "Channels with their access lists: create, change, subscribe." },
+  { name: "Messages", description: "Messages in channels, and private messages." },
+  { name: "Message search", description: "Find messages in the channels the caller can read." },
+  { name: "Channel muting", description: "Mute and unmute channels." },
+  { name: "Stream markers", description: "Where the caller stopped reading a stream or channel." },
+  { name: "Polls", description: "Create polls, respond, and see the results." },
+  { name: "App streams", description: "An app's live streams of events (app token), read over a WebSocket." },
+  { name: "User streams", description: "A user's live stream of events (user token) over a WebSocket, and its subscriptions." },
+  { name: "Files", description: "Upload files, share them, read their contents." },
+  { name: "Text", description: "See how post and message text is processed into entities and HTML." },
+  { name: "Static", description: "The server's static files: default images." },
+  { name: "System", description: "This server's health, limits, statistics and long-running operations." },
+  { name: "Admin", description: "For the operator only, with the server's ADMIN_TOKEN: apps, users, badges." },
+];
+
 /** The document's static parts; the OAuth URLs depend on the origin the document is served from. */
 function documentConfig(origin: string) {
   return {
@@ -39,6 +72,7 @@ function documentConfig(origin: string) {
       license: { name: "MIT", identifier: "MIT" },
     },
     servers: [{ url: origin, description: "This server" }],
+    tags: TAGS,
   };
 }
 
@@ -60,6 +94,8 @@ function securitySchemes(origin: string) {
 
 const BENCH_PREFIX = "/v1/sys/bench/";
 const cache = new Map<string, object>();
+/** Documents kept per isolate: one per origin and variant, and the origin is the request's Host. */
+const DOCUMENTS_KEPT = 4;
 
 /**
  * The OpenAPI document of every mounted route, for the origin it is served from. The benchmark's
@@ -74,6 +110,8 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>, origin: string, benchS
     const paths = Object.fromEntries(Object.entries(generated.paths ?? {}).filter(([p]) => benchServed || !p.startsWith(BENCH_PREFIX)));
     const components = { ...generated.components, securitySchemes: securitySchemes(origin) };
     doc = { ...generated, paths, components };
+    // Bounded: each Host a client sends would otherwise keep a whole document for the isolate's life.
+    if (cache.size >= DOCUMENTS_KEPT) cache.delete(cache.keys().next().value!);
     cache.set(key, doc);
   }
   return doc;

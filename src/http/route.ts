@@ -5,6 +5,7 @@ import { BODY_LIMITS, IDEMPOTENCY } from "../config";
 import { limitBody } from "./body-limit";
 import { assertCleanInput } from "./clean-text";
 import { ApiError, describeIssues } from "./errors";
+import { errorExamples, operationErrorExamples, requestExamples } from "./examples";
 import type { AppEnv } from "./types";
 
 /**
@@ -49,16 +50,36 @@ export function defineRoute<const R extends RouteInput>(access: Access, { bodyLi
   const limit = bodyLimit ?? BODY_LIMITS.json;
   const middleware: MiddlewareHandler<AppEnv>[] = [limitBody(limit), requireAccess(access), ...(jsonOnly ? [requireJson] : [])];
   const keyed = takesIdempotencyKey(access, r.method, r.path);
+  const operationId = r.operationId ?? operationIdFor(r.method, r.path);
   return createRoute({
     ...r,
-    operationId: r.operationId ?? operationIdFor(r.method, r.path),
+    ...(r.request?.body ? { request: { ...r.request, body: withExamples(r.request.body, operationId) } } : {}),
+    operationId,
     middleware,
     security: securityFor(access, r.path),
     ...(keyed ? { parameters: [...(r.parameters ?? []), { $ref: "#/components/parameters/IdempotencyKey" }] } : {}),
-    responses: { ...standardResponses(access, r.path, r.responses), ...(keyed ? { 409: IDEMPOTENCY_CONFLICT } : {}) },
+    responses: standardResponses(access, r.path, { ...r.responses, ...(keyed ? { 409: IDEMPOTENCY_CONFLICT } : {}) }, operationId),
     "x-access": access,
     "x-body-limit": limit,
   } as Omit<R, "bodyLimit"> & { middleware: MiddlewareHandler<AppEnv>[] });
+}
+
+type RequestBody = NonNullable<NonNullable<RouteInput["request"]>["body"]>;
+
+/**
+ * The body's media types with the operation's example (src/http/examples.ts `requestExamples`), so
+ * "Try it out" on /v1/docs sends something that works instead of the viewer's filler. Multipart
+ * is left as declared: its file fields have no example; a route's own example stays.
+ */
+function withExamples(body: RequestBody, operationId: string): RequestBody {
+  const example = requestExamples[operationId];
+  if (!example) return body;
+  const content = Object.fromEntries(
+    Object.entries(body.content).map(([type, media]) =>
+      type === "multipart/form-data" || !media || "example" in media || "examples" in media ? [type, media] : [type, { ...media, ...example }],
+    ),
+  );
+  return { ...body, content };
 }
 
 /** POSTs that may carry a token take `Idempotency-Key` (src/middleware/idempotency.ts). */
@@ -93,7 +114,7 @@ const headerRefs = (names: readonly string[]) => Object.fromEntries(names.map((n
 
 type Responses = RouteInput["responses"];
 
-function standardResponses(access: Access, path: string, given: Responses): Responses {
+function standardResponses(access: Access, path: string, given: Responses, operationId: string): Responses {
   const limited = !notRateLimited(access, path);
   const out: Responses = {};
   for (const [status, response] of Object.entries(given)) {
@@ -109,7 +130,21 @@ function standardResponses(access: Access, path: string, given: Responses): Resp
   if (!Object.keys(out).some((s) => /^2\d\d$/.test(s))) {
     out.default = { ...ErrorEnvelope, description: "Any other status is an error envelope (e.g. 400 for a bad request, 500 with `error_id`)." };
   }
+  for (const [status, response] of Object.entries(out)) out[status] = withErrorExample(status, response, operationId);
   return out;
+}
+
+/**
+ * An error response gets the example of its status (src/http/examples.ts): the operation's own
+ * (`operationErrorExamples`, for replies that are not the plain envelope), else the envelope's.
+ */
+function withErrorExample(status: string, response: Responses[string], operationId: string) {
+  if ("$ref" in response) return response;
+  const json = response.content?.["application/json"];
+  const own = operationErrorExamples[operationId]?.[status];
+  const example = own ?? (json?.schema === ErrorSchema ? errorExamples[status] : undefined);
+  if (!json || "example" in json || !example) return response;
+  return { ...response, content: { ...response.content, "application/json": { ...json, example } } };
 }
 
 const RATE_LIMITED =
@@ -163,14 +198,12 @@ export const Envelope = <T extends z.ZodTypeAny>(data: T, description: string, e
   description,
 });
 
+const ErrorSchema = z
+  .object({ meta: z.object({ code: z.number(), error_message: z.string(), error_id: z.string().optional(), retry_in: z.number().optional() }) })
+  .openapi("Error");
+
 export const ErrorEnvelope = {
-  content: {
-    "application/json": {
-      schema: z
-        .object({ meta: z.object({ code: z.number(), error_message: z.string(), error_id: z.string().optional() }) })
-        .openapi("Error"),
-    },
-  },
+  content: { "application/json": { schema: ErrorSchema } },
   description: "Error envelope",
 };
 

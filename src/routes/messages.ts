@@ -35,6 +35,7 @@ import { renderUser } from "../views/user";
 import { markerWriteSql, newVersion } from "../stores/markers";
 import { csv, flagOn, includeRaw, jsonBool, rawSchema, requireChannelScope, resolveUserLists, userRefList } from "./channel-input";
 import { MessageSchema, messagePath, messageQuery, requireReadable } from "./message-common";
+import { applyRawReplacements } from "../services/raw-replacements";
 
 /** The search route's query parsing (kept importable from here). */
 export { parseSearch } from "./message-search";
@@ -71,10 +72,12 @@ async function sendMessage(
   showRaw: boolean,
 ) {
   const user = currentUser(c);
-  const processed = await processForCreate(c, body.text, "message", parseFlags(body.entities));
+  const [processed, raw] = await Promise.all([
+    processForCreate(c, body.text, "message", parseFlags(body.entities)),
+    applyRawReplacements(c, body.raw ?? null),
+  ]);
   const token = `oid${crypto.randomUUID().replaceAll("-", "")}`;
   const text = withObjectId(processed, token);
-  const raw = body.raw ?? null;
   const { pollId, fileIds } = rawAttachments(raw);
   // update_marker=1 (decisions §6): the `channel:{id}` marker moves to the new message, same batch.
   const markerName = "pm" in target ? sql`'channel:' || (SELECT id FROM channels WHERE pm_key = ${target.pm.key})` : `channel:${target.channelId}`;

@@ -36,6 +36,7 @@ import {
   toInt,
   tokenQuery,
 } from "./poll-common";
+import { applyRawReplacements } from "../services/raw-replacements";
 
 const L = POLL_LIMITS;
 
@@ -70,6 +71,7 @@ export const pollRoutes = createRouter()
       const maxOptions = toInt(body.max_options) ?? 1;
       if (maxOptions < 1 || maxOptions > options.length) throw ApiError.badRequest(`'max_options' must be 1 to ${options.length}`);
 
+      const raw = await applyRawReplacements(c, body.raw ?? null);
       const poll = await createPoll(
         c.var.db,
         {
@@ -83,10 +85,10 @@ export const pollRoutes = createRouter()
           pollToken: randomToken(24),
           createdAt: at,
           closedAt,
-          raw: body.raw ?? null,
+          raw,
         },
         options,
-        { rawTypes: body.raw ? Object.keys(body.raw) : [], fileIds: rawAttachments(body.raw ?? null).fileIds },
+        { rawTypes: raw ? Object.keys(raw) : [], fileIds: rawAttachments(raw).fileIds },
       );
       const loaded: LoadedPoll = {
         poll,

@@ -14,6 +14,7 @@ import { normalizeTag, withObjectId, type TextResult } from "../text";
 import { viewContext } from "../views/context";
 import { renderRevision } from "../views/post";
 import { EXAMPLE_POST, onePost, PostQuery, PostSchema, postParam, publishPost, readOptions, render, WRITE_POST } from "./post-common";
+import { applyRawReplacements } from "../services/raw-replacements";
 
 // Posts themselves: create, look up, revise, delete. Lists are in post-streams.ts, actions on
 // posts (repost, bookmark, report, interactions) in post-actions.ts, search in post-search.ts.
@@ -93,9 +94,10 @@ export const postRoutes = createRouter()
       checkText(body.text);
       checkRaw(body.raw);
       const replyId = body.reply_to != null ? Number(body.reply_to) : null;
-      const [text, reply] = await Promise.all([
+      const [text, reply, raw] = await Promise.all([
         processForCreate(c, body.text, "post", parseFlags(body.entities)),
         replyId != null ? getPostBasics(c.var.db, replyId, user.id) : undefined,
+        applyRawReplacements(c, body.raw),
       ]);
       // A reply to a repost replies to the original.
       const target = reply?.target;
@@ -108,7 +110,7 @@ export const postRoutes = createRouter()
         text: withSentinel,
         sentinel: withSentinel === text ? null : sentinel,
         isNsfw: nsfw(body.is_nsfw, text),
-        raw: body.raw,
+        raw,
         replyTo: target ? { id: target.id, userId: target.userId } : null,
         at: now(c),
         marker: on(c.req.valid("query").update_marker) ? { version: crypto.randomUUID() } : null,
@@ -207,7 +209,11 @@ export const postRoutes = createRouter()
       const body = c.req.valid("json");
       checkText(body.text);
       checkRaw(body.raw);
-      const [current, text] = await Promise.all([readPost(c.var.db, id, user.id), processForCreate(c, body.text, "post", parseFlags(body.entities))]);
+      const [current, text, raw] = await Promise.all([
+        readPost(c.var.db, id, user.id),
+        processForCreate(c, body.text, "post", parseFlags(body.entities)),
+        applyRawReplacements(c, body.raw),
+      ]);
       if (!current) throw ApiError.notFound("no such post");
       const post = current.view.post;
       if (post.userId !== user.id) throw ApiError.forbidden("only the author can revise a post");
@@ -222,7 +228,7 @@ export const postRoutes = createRouter()
         postId: id,
         text: withObjectId(text, String(id)),
         isNsfw: nsfw(body.is_nsfw, text),
-        raw: body.raw,
+        raw,
         currentRaw: post.raw,
         at,
         viewerId: user.id,

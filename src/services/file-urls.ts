@@ -33,7 +33,7 @@ export interface FileUrls {
  * an expired URL comes back renewed (decisions §10) with no write. `minRemaining` skips to the
  * next period when less than that many seconds are left.
  */
-export async function signUrls(c: Context<AppEnv>, rows: FileRow[], minRemaining = 0): Promise<void> {
+export async function signUrls(c: Context<AppEnv>, rows: Pick<FileRow, "file" | "derived" | "urls">[], minRemaining = 0): Promise<void> {
   const needed = rows.filter((r) => (r.file.isComplete && r.file.storageKey) || r.derived.length);
   if (!needed.length) return;
   const at = now(c);

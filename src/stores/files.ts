@@ -35,6 +35,20 @@ const derivedJson = sql<string>`(select ${jsonArrayAgg(
   )}`,
 )} from derived_files d where d.file_id = ${files.id})`;
 
+/**
+ * Files by id (not deleted) with their derived files, without user or client: what a raw
+ * replacement value needs (its token check and the oEmbed), as a query to batch with others.
+ */
+export const fileSourcesQuery = (db: Db, ids: number[]) =>
+  db
+    .select({ file: files, derived: derivedJson })
+    .from(files)
+    .where(and(inJson(files.id, ids), eq(files.isDeleted, false)));
+
+/** Rows of `fileSourcesQuery`, the derived files parsed. */
+export const toFileSources = (rows: { file: FileRecord; derived: string | null }[]): Pick<FileRow, "file" | "derived">[] =>
+  rows.map((r) => ({ file: r.file, derived: JSON.parse(r.derived ?? "[]") as DerivedRecord[] }));
+
 /** One query: files with their user (relationship flags for the viewer), client and derived files. */
 function selectFileRows(db: Db, viewerId: number | null) {
   return db

@@ -38,13 +38,14 @@ export function messageFacets(text: TextResult, raw: unknown): [Facet, string][]
   return [...out.values()];
 }
 
-const POLL_TYPE = "io.example.core.poll";
+/** Raw types whose item attaches a poll: the reference's notice type, and the name our clients used before it. */
+const POLL_TYPES = new Set(["io.example.core.poll-notice", "io.example.core.poll"]);
 const FILE_KEY = "+io.example.core.file";
 const POLL_KEY = "+io.example.core.poll";
 const idOf = (v: unknown) => (typeof v === "number" || typeof v === "string") && /^\d{1,18}$/.test(String(v)) ? Number(v) : null;
 
 /**
- * What raw attaches: the poll of an `io.example.core.poll` item (`poll_id`, or its
+ * What raw attaches: the poll of an `io.example.core.poll-notice` (or `io.example.core.poll`) item (`poll_id`, or its
  * `+io.example.core.poll` replacement value) and files named by `file_id` of any item or of a
  * `+io.example.core.file` replacement value.
  */
@@ -58,7 +59,7 @@ export function rawAttachments(raw: unknown): { pollId: number | null; fileIds: 
       if (!item || typeof item !== "object") continue;
       const fileRef = item[FILE_KEY] as Record<string, unknown> | undefined;
       for (const id of [idOf(item.file_id), idOf(fileRef?.file_id)]) if (id != null) files.add(id);
-      if (type === POLL_TYPE && pollId == null) {
+      if (POLL_TYPES.has(type) && pollId == null) {
         pollId = idOf(item.poll_id) ?? idOf((item[POLL_KEY] as Record<string, unknown> | undefined)?.poll_id);
       }
     }

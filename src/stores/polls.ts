@@ -153,6 +153,23 @@ export async function loadPolls(
   return out;
 }
 
+/**
+ * What the notice of a poll attached by a raw replacement value needs (not deleted polls by id:
+ * token, prompt, closing time; their options in order), as two queries to batch with others.
+ */
+export const pollNoticeQueries = (db: Db, ids: number[]) =>
+  [
+    db
+      .select({ id: polls.id, pollToken: polls.pollToken, prompt: polls.prompt, closedAt: polls.closedAt, userId: polls.userId })
+      .from(polls)
+      .where(and(pollIdIn(ids), eq(polls.isDeleted, false))),
+    db
+      .select({ pollId: pollOptions.pollId, position: pollOptions.position, text: pollOptions.text })
+      .from(pollOptions)
+      .where(sql`${pollOptions.pollId} in ${inList(ids)}`)
+      .orderBy(pollOptions.pollId, pollOptions.position),
+  ] as const;
+
 /** Polls by id (any order; the caller restores the requested one), optionally only those the list filters keep. */
 export function pollsByIds(db: Db, ids: number[], viewerId: number | null, now: number, filters?: PollListFilters) {
   return ids.length ? loadPolls(db, and(pollIdIn(ids), filters ? listFilterSql(filters, now) : undefined), { viewerId, now }) : Promise.resolve([]);

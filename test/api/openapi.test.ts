@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call } from "../helpers";
+import { actor, call } from "../helpers";
 
 const METHODS = ["get", "put", "post", "delete", "patch"];
 
@@ -55,6 +55,43 @@ describe("GET /v1/openapi.json", () => {
     expect(oauth2.flows.implicit.scopes.write_post).toContain("posts");
   });
 
+  it("gives every JSON or form request body an example that is safe to send unedited, and every error an example", async () => {
+    const { ops } = await operations();
+    const bodies = ops.filter((o) => o.op.requestBody);
+    expect(bodies.length).toBeGreaterThanOrEqual(30);
+    for (const { key, op } of bodies) {
+      for (const [type, media] of Object.entries(op.requestBody.content as Record<string, any>)) {
+        if (type === "multipart/form-data") continue;
+        expect(media.example ?? media.examples, `${key} ${type}`).toBeDefined();
+        const examples = media.examples ? Object.values(media.examples).map((e: any) => e.value) : [media.example];
+        for (const ex of examples) expect(JSON.stringify(ex), key).not.toMatch(/"(reply_to|is_nsfw)":(?!false)/);
+      }
+      for (const [status, res] of Object.entries(op.responses as Record<string, any>)) {
+        if (/^[45]\d\d$|^default$/.test(status) && res.content?.["application/json"]) expect(res.content["application/json"].example, `${key} ${status}`).toBeDefined();
+      }
+    }
+    const post = ops.find((o) => o.key === "POST /v1/posts")!.op;
+    expect(post.requestBody.content["application/json"].example).toEqual({ text: expect.stringMatching(/\S/) });
+    expect(post.responses[400].content["application/json"].example.meta.error_message).toMatch(/^Bad Request: '\w+'/);
+    // The example does what the summary says: sent as is, it creates the post.
+    const { body } = await call("POST", "/posts", { token: (await actor("write_post")).token, json: post.requestBody.content["application/json"].example });
+    expect(body.meta.code).toBe(201);
+    expect(body.data.content.text).toBe(post.requestBody.content["application/json"].example.text);
+  });
+
+  it("lists its tags in a newcomer's order, each described, OAuth first and Admin last", async () => {
+    const { doc, ops } = await operations();
+    const names = doc.tags.map((t: { name: string }) => t.name);
+    expect(names[0]).toBe("OAuth");
+    expect(names.at(-1)).toBe("Admin");
+    expect(names.indexOf("Posts")).toBeLessThan(names.indexOf("Users"));
+    expect(names.indexOf("Users")).toBeLessThan(names.indexOf("Channels"));
+    expect(names.indexOf("Messages")).toBeLessThan(names.indexOf("App streams"));
+    expect(names.indexOf("App streams")).toBeLessThan(names.indexOf("Files"));
+    for (const t of doc.tags) expect(t.description, t.name).toMatch(/\S/);
+    for (const { key, op } of ops) for (const tag of op.tags) expect(names, key).toContain(tag);
+  });
+
   it("leaves out the benchmark routes this Worker does not serve", async () => {
     const { ops } = await operations();
     expect(ops.filter((o) => o.path.startsWith("/v1/sys/bench/"))).toEqual([]);
@@ -78,5 +115,12 @@ describe("GET /v1/docs", () => {
       expect(res.headers.get("cache-control")).toContain("immutable");
     }
     expect((await call("GET", "/docs/assets/swagger-ui-dist@0.0.1/swagger-ui.css")).status).toBe(404);
+    // OAuth comes back to a path that does not change with Swagger UI's version; the login is kept.
+    expect(page.text).toContain("oauth2RedirectUrl: 'http://api.test/v1/docs/oauth2-redirect.html'");
+    expect(page.text).toContain("persistAuthorization: true");
+    const redirect = await call("GET", "/docs/oauth2-redirect.html");
+    expect(redirect.status).toBe(200);
+    const script = /src="([^"]+)"/.exec(redirect.text)![1];
+    expect((await call("GET", `http://api.test${script}`)).text).toContain("swaggerUIRedirectOauth2");
   });
 });

@@ -42,7 +42,7 @@ beforeAll(async () => {
     "INSERT INTO polls (user_id, app_id, type, prompt, poll_token, created_at, closed_at) VALUES (?, 1, 'com.example.poll', 'Which?', 'ptok', 0, 0) RETURNING id",
   ).bind(Number(alice.user.id)).first<{ id: number }>())!.id;
   fileId = (await DB.prepare(
-    "INSERT INTO files (user_id, app_id, kind, type, name, file_token, file_token_read, created_at) VALUES (?, 1, 'image', 'com.example.photo', 'p.png', 'ft', 'ftr', 0) RETURNING id",
+    "INSERT INTO files (user_id, app_id, kind, type, name, file_token, file_token_read, created_at, is_complete, storage_key, mime_type, media_info) VALUES (?, 1, 'image', 'com.example.photo', 'p.png', 'ft', 'ftr', 0, 1, 'search-test/p.png', 'image/png', '{\"width\":1,\"height\":1}') RETURNING id",
   ).bind(Number(alice.user.id)).first<{ id: number }>())!.id;
 
   m.A = await post(alice, P, { text: `@${bob.user.username} running foxes are quick #Animals https://www.example.com/page` });

@@ -3,10 +3,13 @@
 // (scripts/local-worker.mjs) on a free loopback port; the OAuth redirects land on a client app whose
 // pages the browser's request interception serves. Covers the authorization-code flow end to end (consent, redirect,
 // code exchange, GET /v1/token), the implicit flow, Deny, a bad redirect_uri, a wrong password, and
-// the reference page rendering every operation of the OpenAPI document without any outside request.
+// the reference page rendering every operation of the OpenAPI document without any outside request, and
+// a person using it: finding an operation by its summary, signing in with the app `npm run seed` made,
+// reloading, and executing POST /v1/posts with its example body.
 // Saves docs/consent.png, docs/consent-360.png and docs/reference.png (elsewhere with
 // BROWSER_SCREENSHOTS_DIR, as `npm test` does, to leave docs/ alone). Ends with one line:
 // `Browser: N passed, N failed, N skipped`. Without Chromium it says so and skips.
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -22,7 +25,7 @@ const docs = path.join(root, "docs");
 
 if (!existsSync(CHROMIUM)) {
   console.log(`Browser tests skipped: ${CHROMIUM} not found (apt-get install chromium).`);
-  console.log("Browser: 0 passed, 0 failed, 6 skipped");
+  console.log("Browser: 0 passed, 0 failed, 7 skipped");
   process.exit(0);
 }
 
@@ -72,6 +75,9 @@ try {
     const page = await browser.newPage();
     try {
       await page.setViewport({ width: 1100, height: 900 });
+      // Swagger UI's first render of the whole document takes seconds of CPU; generous on a busy machine.
+      page.setDefaultTimeout(60_000);
+      page.setDefaultNavigationTimeout(90_000);
       await page.setRequestInterception(true);
       page.on("request", (r) => {
         if (r.url().startsWith(clientOrigin)) r.respond({ status: 200, contentType: "text/html", body: "<!doctype html><title>Photo Box</title><h1>Back at Photo Box</h1>" });
@@ -164,7 +170,7 @@ try {
     await page.goto(`${api}/docs`, { waitUntil: "networkidle0" });
     // Swagger UI renders a long list (150 tags and operations or more) virtually, only what is on
     // screen: scroll through it and collect every operation it shows.
-    await page.waitForSelector(".opblock", { timeout: 15_000 });
+    await page.waitForSelector(".opblock");
     const seen = new Set();
     let lastY = -1;
     for (let step = 0; step < 500; step++) {
@@ -192,6 +198,61 @@ try {
     await page.setViewport({ width: 1280, height: 1500 });
     await page.screenshot({ path: path.join(screenshots, "reference.png") });
     console.log(`     reference page: ${shown.length} of ${operations.length} operations`);
+  });
+
+  await test("reference page: find by summary, Authorize with the seeded app, reload, Execute POST /v1/posts unedited", async (page) => {
+    // The app, user and secrets exactly as `npm run seed` makes and prints them for this server.
+    const seed = execFileSync(process.execPath, [path.join(root, "scripts/seed.mjs")], { env: { ...process.env, API_URL: api, ADMIN_TOKEN }, encoding: "utf8" });
+    const printed = (re) => re.exec(seed)?.[1] ?? assert(false, `seed printed no ${re}: ${seed}`);
+    const [clientId, clientSecret, username] = [/client_id=(\S+)/, /client_secret=(\S+)/, /user (ada_\w+)/].map(printed);
+    const docsLink = printed(/open (\S+\/v1\/docs\?client_id=\S+),/);
+    assert(docsLink === `${worker.url}/v1/docs?client_id=${clientId}`, `seed's link: ${docsLink}`);
+    await page.goto(docsLink, { waitUntil: "networkidle0" });
+    await page.waitForSelector(".opblock");
+    // Swagger UI's own filter matches tag names and paths only; ours also matches summaries.
+    const shownOps = () => page.$$eval(".opblock", (bs) => bs.map((b) => `${b.querySelector(".opblock-summary-method")?.textContent} ${b.querySelector(".opblock-summary-path")?.getAttribute("data-path")} | ${b.querySelector(".opblock-summary-description")?.textContent}`));
+    await page.type(".operation-filter-input", "Bookmark a post");
+    await page.waitForFunction(() => {
+      const shown = [...document.querySelectorAll(".opblock")];
+      return shown.length > 0 && shown.every((b) => /bookmark/i.test(b.textContent));
+    });
+    const found = await shownOps();
+    assert(found.some((o) => o.startsWith("PUT /v1/posts/{post_id}/bookmark")), `the filter found: ${found}`);
+    assert(found.every((o) => /bookmark/i.test(o)), `the filter found: ${found}`);
+    await page.click(".operation-filter-input", { clickCount: 3 });
+    await page.keyboard.press("Backspace");
+
+    // Authorize: the authorization-code flow in Swagger UI's popup, through the consent page.
+    await page.click(".btn.authorize");
+    const flow = await page.waitForSelector("#client_secret_authorizationCode");
+    assert((await page.$eval("#client_id_authorizationCode", (i) => i.value)) === clientId, "client_id not prefilled from the link");
+    await flow.type(clientSecret);
+    const popup = new Promise((resolve) => page.once("popup", resolve));
+    const button = (await flow.evaluateHandle((i) => i.closest(".auth-container").querySelector("button.authorize"))).asElement();
+    await button.click();
+    const consent = await popup;
+    await consent.waitForSelector("#username");
+    await decide(consent, "authorize", username, "demo-password").catch(() => {}); // the popup closes itself
+    await page.waitForFunction(() => [...document.querySelectorAll(".auth-container h6")].some((h) => h.textContent.includes("Authorized")));
+    await page.click(".btn-done");
+    assert(await page.$(".btn.authorize.locked"), "Authorize does not show as logged in");
+
+    // A reload keeps the login; the operation opens from its link.
+    await page.goto(`${api}/docs#/Posts/postPosts`, { waitUntil: "networkidle0" });
+    await page.reload({ waitUntil: "networkidle0" });
+    const op = await page.waitForSelector("#operations-Posts-postPosts .try-out__btn");
+    assert(await page.$(".btn.authorize.locked"), "the login did not survive a reload");
+    await op.click();
+    await (await page.waitForSelector("#operations-Posts-postPosts button.execute")).click();
+    const response = "#operations-Posts-postPosts .live-responses-table tbody tr.response";
+    const status = await (await page.waitForSelector(`${response} .response-col_status`)).evaluate((s) => s.textContent.trim());
+    const live = await page.$eval(`${response} .response-col_description pre`, (pre) => pre.textContent);
+    assert(status === "201", `Execute answered ${status}: ${live.slice(0, 300)}`);
+    const doc = await (await fetch(`${api}/openapi.json`)).json();
+    const { text } = doc.paths["/v1/posts"].post.requestBody.content["application/json"].example;
+    const reply = JSON.parse(live);
+    assert(reply.data.content.text === text && reply.data.user.username === username, `created ${JSON.stringify(reply.data).slice(0, 200)}`);
+    assert(!reply.data.reply_to && !reply.data.is_nsfw, "the example made a reply or an NSFW post");
   });
 } finally {
   await browser?.close().catch(() => {});
