@@ -1864,6 +1864,7 @@ export interface components {
                 code: number;
                 error_id?: string;
                 error_message: string;
+                retry_in?: number;
             };
         };
         ExploreStream: {
