@@ -439,7 +439,8 @@ describe("has_unread on channels", () => {
 
     // In lists too (GET /users/me/channels/subscribed: the inbox), computed in the same query.
     await call("PUT", `/channels/${ch.id}/subscribe`, { token: reader.token, now: tick() });
-    const list = await call("GET", "/users/me/channels/subscribed", { token: reader.token });
+    // On the test clock's second of the reader's last request: a new UTC day would add the daily activity write.
+    const list = await call("GET", "/users/me/channels/subscribed", { token: reader.token, now: clock });
     const listed = list.body.data.find((c: any) => c.id === ch.id);
     expect(listed.has_unread).toBe(true);
     expect(dbCalls(list)).toBe(2);
