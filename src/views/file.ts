@@ -1,6 +1,6 @@
 import { iso } from "../http/time";
 import { contentUrl, shortUrl, type SignedUrl } from "../services/file-urls";
-import type { DerivedRecord, FileRow } from "../stores/files";
+import type { DerivedRecord, FileRecord, FileRow } from "../stores/files";
 import { renderClientRef } from "./client";
 import type { ViewContext } from "./context";
 import { embedUser } from "./user";
@@ -31,21 +31,26 @@ function renderDerived(d: DerivedRecord, url: SignedUrl | undefined, view: ViewC
   };
 }
 
+/** The File object's own descriptive fields, in its order (also the `metadata` format of an attachment). */
+export const fileFields = (f: FileRecord) => ({
+  created_at: iso(f.createdAt),
+  kind: f.kind,
+  type: f.type,
+  name: f.name,
+  ...(f.mimeType ? { mime_type: f.mimeType } : {}),
+  size: f.size,
+  ...(f.sha256 ? { sha256: f.sha256 } : {}),
+  is_complete: f.isComplete,
+  is_public: f.isPublic,
+});
+
 /** The File object of api.md. */
 export function renderFile(row: FileRow, view: ViewContext, opts: FileViewOptions = {}) {
   const f = row.file;
   const info = f.mediaInfo && f.kind !== "other" ? { [`${f.kind}_info`]: f.mediaInfo } : {};
   return {
     id: String(f.id),
-    created_at: iso(f.createdAt),
-    kind: f.kind,
-    type: f.type,
-    name: f.name,
-    ...(f.mimeType ? { mime_type: f.mimeType } : {}),
-    size: f.size,
-    ...(f.sha256 ? { sha256: f.sha256 } : {}),
-    is_complete: f.isComplete,
-    is_public: f.isPublic,
+    ...fileFields(f),
     ...(f.isComplete ? urlFields(row.urls?.content, view) : {}),
     ...(f.isPublic && f.isComplete ? { url_short: shortUrl(view.origin, f.id, f.fileTokenRead) } : {}),
     ...(opts.fileToken ? { file_token: f.fileToken } : {}),

@@ -3,6 +3,7 @@ import { contentUrl, type FileUrls, type SignedUrl } from "../services/file-urls
 import type { AudioInfo, ImageInfo, VideoInfo } from "../services/media-info";
 import type { DerivedRecord, FileRecord } from "../stores/files";
 import { escapeAttr } from "../text/process";
+import { fileFields } from "./file";
 
 // What a raw replacement value becomes (object-metadata's `+io.pnut.core.file` and
 // `+io.pnut.core.poll`, io.pnut → io.example): the file as an oEmbed, a URL or its metadata, and
@@ -35,15 +36,7 @@ export function fileMetadataEmbed(e: EmbeddableFile, origin: string) {
   const f = e.file;
   return {
     ...fileRef(f),
-    created_at: iso(f.createdAt),
-    kind: f.kind,
-    type: f.type,
-    name: f.name,
-    ...(f.mimeType ? { mime_type: f.mimeType } : {}),
-    size: f.size,
-    ...(f.sha256 ? { sha256: f.sha256 } : {}),
-    is_complete: f.isComplete,
-    is_public: f.isPublic,
+    ...fileFields(f),
     ...urlFields(e.urls?.content, origin),
     ...(f.mediaInfo && f.kind !== "other" ? { [`${f.kind}_info`]: f.mediaInfo } : {}),
     derived_files: Object.fromEntries(
