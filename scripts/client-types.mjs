@@ -43,16 +43,8 @@ export async function clientTypes(doc) {
 }
 
 async function main() {
-  const { startWorker } = await import("./local-worker.mjs");
-  const worker = await startWorker({ RATE_LIMITS: "0" });
-  let doc;
-  try {
-    const res = await fetch(`${worker.url}/v1/openapi.json`);
-    if (res.status !== 200) throw new Error(`GET /v1/openapi.json answered ${res.status}`);
-    doc = await res.json();
-  } finally {
-    await worker.stop();
-  }
+  const { servedOpenApi } = await import("./local-worker.mjs");
+  const doc = await servedOpenApi({ RATE_LIMITS: "0" });
   writeFileSync(path.join(root, CLIENT_TYPES_FILE), await clientTypes(doc));
   console.log(`wrote ${CLIENT_TYPES_FILE}`);
 }

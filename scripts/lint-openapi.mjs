@@ -8,22 +8,14 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startWorker } from "./local-worker.mjs";
+import { servedOpenApi } from "./local-worker.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const started = Date.now();
 // The path the ignore file names the document by (relative to the repository; .wrangler is not tracked).
 const docFile = ".wrangler/openapi.json";
 
-const worker = await startWorker({ ADMIN_TOKEN: "lint-admin-token", RATE_LIMITS: "0", BENCH_FLOORS: "1" });
-let doc;
-try {
-  const res = await fetch(`${worker.url}/v1/openapi.json`);
-  if (res.status !== 200) throw new Error(`GET /v1/openapi.json answered ${res.status}`);
-  doc = await res.json();
-} finally {
-  await worker.stop();
-}
+const doc = await servedOpenApi({ ADMIN_TOKEN: "lint-admin-token", RATE_LIMITS: "0", BENCH_FLOORS: "1" });
 mkdirSync(path.join(root, ".wrangler"), { recursive: true });
 writeFileSync(path.join(root, docFile), JSON.stringify(doc, null, 2));
 

@@ -54,3 +54,15 @@ export async function startWorker(vars = {}) {
     throw err;
   }
 }
+
+/** The OpenAPI document the Worker serves (`/v1/openapi.json`), from a Worker started for it with `vars`. */
+export async function servedOpenApi(vars = {}) {
+  const worker = await startWorker(vars);
+  try {
+    const res = await fetch(`${worker.url}/v1/openapi.json`);
+    if (res.status !== 200) throw new Error(`GET /v1/openapi.json answered ${res.status}`);
+    return await res.json();
+  } finally {
+    await worker.stop();
+  }
+}
