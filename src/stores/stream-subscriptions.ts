@@ -68,16 +68,17 @@ export async function pruneUserSubscriptions(db: Db, userId: number, liveConnect
 // whose token was deleted, whose user was disabled, who lost read access to a channel, or who
 // muted or blocked (or was blocked by) an author receives nothing from then on.
 
+/** Token `st` of subscription `s` may still be used: its app `sa` is not deleted, its user `su` not disabled. */
+const usableToken = sql`sa.id = st.app_id AND sa.deleted_at IS NULL AND su.id = s.user_id AND su.is_disabled = 0`;
+
 /**
  * The subscriber may still be told anything: the token that opened its connection exists (not
  * revoked, its app not deleted) and its user is not disabled. Rows written before the token was
  * recorded stand for any token of the same user and app.
  */
 const liveSubscriber = sql`(CASE WHEN s.token_id IS NULL
-    THEN EXISTS (SELECT 1 FROM tokens st, apps sa, users su
-      WHERE st.user_id = s.user_id AND st.app_id = s.app_id AND sa.id = st.app_id AND sa.deleted_at IS NULL AND su.id = s.user_id AND su.is_disabled = 0)
-    ELSE EXISTS (SELECT 1 FROM tokens st, apps sa, users su
-      WHERE st.id = s.token_id AND sa.id = st.app_id AND sa.deleted_at IS NULL AND su.id = s.user_id AND su.is_disabled = 0) END)`;
+    THEN EXISTS (SELECT 1 FROM tokens st, apps sa, users su WHERE st.user_id = s.user_id AND st.app_id = s.app_id AND ${usableToken})
+    ELSE EXISTS (SELECT 1 FROM tokens st, apps sa, users su WHERE st.id = s.token_id AND ${usableToken}) END)`;
 
 /** The subscriber may read the channel `c` of the query (its ACL as it is now). */
 const readsChannel = canReadSql("c", sql`s.user_id`);
