@@ -9,7 +9,7 @@ import { ApiError, bearerChallenge } from "./http/errors";
 import { boundBody } from "./http/body-limit";
 import { registerOpenApiComponents } from "./http/route";
 import type { AppEnv } from "./http/types";
-import { openDb } from "./db";
+import { isPostgres, openDb } from "./db";
 import { updatePresence } from "./middleware/update-presence";
 import { generalParams } from "./middleware/general-params";
 import { IDEMPOTENCY_HEADER, REPLAYED_HEADER, idempotency } from "./middleware/idempotency";
@@ -148,12 +148,15 @@ export function createApp() {
       c.set("db", openDb(c.env));
       return next();
     }
-    // Test mode: count the request's database round trips (X-Debug-Db-Calls).
+    // Test mode: count the request's database round trips (X-Debug-Db-Calls) and, on D1, the
+    // rows they read (X-Debug-Rows-Read: the sum of D1's meta.rows_read).
     let calls = 0;
-    c.set("db", openDb(c.env, () => calls++));
+    let rowsRead = 0;
+    c.set("db", openDb(c.env, { call: () => calls++, rowsRead: (n) => (rowsRead += n) }));
     await next();
     try {
       c.res.headers.set("X-Debug-Db-Calls", String(calls));
+      if (!isPostgres) c.res.headers.set("X-Debug-Rows-Read", String(rowsRead));
     } catch {
       // Immutable headers (a proxied WebSocket upgrade): nothing to report.
     }

@@ -5,11 +5,26 @@ import type { Executor, Query } from "./types";
 /** Methods of a D1 prepared statement that each cost one round trip to the database. */
 const STATEMENT_CALLS = new Set<PropertyKey>(["first", "all", "run", "raw"]);
 
+/** What a request's reads cost, reported in test mode (`X-Debug-Db-Calls`, `X-Debug-Rows-Read`). */
+export interface DbMeter {
+  /** One round trip to the database. */
+  call(): void;
+  /** Rows the database read (D1's `meta.rows_read` of batches and `all`/`run`; `raw`/`first` carry no meta); not on Postgres. */
+  rowsRead?(n: number): void;
+}
+
+const metaRows = (r: unknown) => Number((r as D1Result | undefined)?.meta?.rows_read ?? 0);
+
 /**
  * Wraps a D1 binding so that every round trip to the database (a statement's first/all/run/raw,
- * a batch, an exec) is counted, for the `X-Debug-Db-Calls` header of test mode.
+ * a batch, an exec) is counted, and the rows it read summed, for the headers of test mode.
  */
-function countingD1(d1: D1Database, count: () => void): D1Database {
+function countingD1(d1: D1Database, meter: DbMeter): D1Database {
+  const count = () => meter.call();
+  const read = (results: unknown) => {
+    if (!meter.rowsRead) return;
+    for (const r of Array.isArray(results) ? results : [results]) meter.rowsRead(metaRows(r));
+  };
   const unwrapped = new WeakMap<object, D1PreparedStatement>();
   const wrap = (stmt: D1PreparedStatement): D1PreparedStatement => {
     const proxy = new Proxy(stmt, {
@@ -18,9 +33,11 @@ function countingD1(d1: D1Database, count: () => void): D1Database {
         const value = Reflect.get(target, prop, target);
         if (typeof value !== "function") return value;
         if (!STATEMENT_CALLS.has(prop)) return value.bind(target);
-        return (...args: unknown[]) => {
+        return async (...args: unknown[]) => {
           count();
-          return value.apply(target, args);
+          const result = await value.apply(target, args);
+          if (prop === "all" || prop === "run") read(result);
+          return result;
         };
       },
     });
@@ -31,9 +48,11 @@ function countingD1(d1: D1Database, count: () => void): D1Database {
     get(target, prop) {
       if (prop === "prepare") return (query: string) => wrap(target.prepare(query));
       if (prop === "batch") {
-        return (stmts: D1PreparedStatement[]) => {
+        return async (stmts: D1PreparedStatement[]) => {
           count();
-          return target.batch(stmts.map((s) => unwrapped.get(s) ?? s));
+          const results = await target.batch(stmts.map((s) => unwrapped.get(s) ?? s));
+          read(results);
+          return results;
         };
       }
       if (prop === "exec") {
@@ -49,8 +68,8 @@ function countingD1(d1: D1Database, count: () => void): D1Database {
 }
 
 /** drizzle over D1 and the executor of raw batches: D1 runs a batch as one serialized transaction. */
-export function openD1(binding: D1Database, count?: () => void) {
-  const d1 = count ? countingD1(binding, count) : binding;
+export function openD1(binding: D1Database, meter?: DbMeter) {
+  const d1 = meter ? countingD1(binding, meter) : binding;
   const exec: Executor = {
     kind: "d1",
     batch: (queries: Query[]) => d1.batch(queries.map((q) => d1.prepare(q.sql).bind(...q.params))),

@@ -9,7 +9,10 @@ import type * as sqliteTables from "../../schema/tables";
 import { isPostgres } from "./backend";
 import { openD1 } from "./d1";
 import { openPg } from "./pg";
+import type { DbMeter } from "./d1";
 import type { Executor } from "./types";
+
+export type { DbMeter } from "./d1";
 
 export { BACKEND, isPostgres } from "./backend";
 export { schema } from "./schema";
@@ -24,10 +27,10 @@ export type Db = DrizzleD1Database<typeof sqliteTables> & { readonly exec: Execu
 type DbEnv = Pick<Env, "DB"> & { DATABASE_URL?: string; DB_PROXY?: string };
 
 /**
- * Opens the configured database. With `count`, every round trip is reported to it (test mode's
- * `X-Debug-Db-Calls`).
+ * Opens the configured database. With a `meter`, every round trip (and on D1 the rows read) is
+ * reported to it (test mode's `X-Debug-Db-Calls` and `X-Debug-Rows-Read`).
  */
-export function openDb(env: DbEnv, count?: () => void): Db {
-  const { orm, exec } = isPostgres ? openPg(env.DATABASE_URL, env.DB_PROXY, count) : openD1(env.DB, count);
+export function openDb(env: DbEnv, meter?: DbMeter): Db {
+  const { orm, exec } = isPostgres ? openPg(env.DATABASE_URL, env.DB_PROXY, meter && (() => meter.call())) : openD1(env.DB, meter);
   return Object.assign(orm as unknown as DrizzleD1Database<typeof sqliteTables>, { exec });
 }

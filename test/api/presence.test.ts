@@ -354,7 +354,7 @@ describe("GET /presence at scale", () => {
     ]);
     // One statement, counted by the data layer.
     let statements = 0;
-    const [, list] = await runBatch(openDb(env, () => statements++), [...presenceListReads(at + 1)]);
+    const [, list] = await runBatch(openDb(env, { call: () => statements++ }), [...presenceListReads(at + 1)]);
     expect(statements).toBe(1);
     expect(list.results.filter((r) => String(r.username).startsWith(prefix))).toHaveLength(N);
 
