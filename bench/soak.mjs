@@ -41,8 +41,8 @@ const FLAT = opt("flat", 2);
 // overloaded server (a busy machine) must not pile up requests until it times out connections.
 const MAX_IN_FLIGHT = opt("concurrency", 32);
 const ADMIN_TOKEN = "soak-admin-token";
-// Live heap growth counted as flat: kept responses (src/cache/rendered-responses.ts, up to 24 MB)
-// fill as the mix touches new pages, so a few MB move between warm-up and end.
+// Live heap growth counted as flat: per-isolate caches (compiled statements by shape, token
+// hashes, bans, the presence list) fill as the mix runs, so a few MB move between warm-up and end.
 const FLAT_HEAP_MB = 8;
 const ROLES = { worker: "worker (workerd)", proxyRuntime: "proxy (workerd)", wrangler: "wrangler dev (node)" };
 const log = (...a) => console.log(...a);

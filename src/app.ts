@@ -134,7 +134,7 @@ export function createApp() {
       origin: "*",
       allowHeaders: ["Authorization", "Content-Type", "X-Pretty-Json", IDEMPOTENCY_HEADER],
       allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
-      exposeHeaders: ["X-OAuth-Scopes", "X-Cache", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After", "WWW-Authenticate", REPLAYED_HEADER],
+      exposeHeaders: ["X-OAuth-Scopes", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After", "WWW-Authenticate", REPLAYED_HEADER],
       maxAge: 86400,
     }),
   );

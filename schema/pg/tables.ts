@@ -602,11 +602,6 @@ export const presenceVersions = pgTable("presence_versions", {
   version: int8("version").notNull().default(0),
 });
 
-export const renderVersions = pgTable("render_versions", {
-  shard: rowidLike(int8("shard").primaryKey()),
-  version: int8("version").notNull().default(0),
-});
-
 /** The generated signing key of file content URLs, one row (see ../tables.ts). */
 export const fileUrlSecret = pgTable("file_url_secret", {
   id: rowidLike(integer("id").primaryKey()),

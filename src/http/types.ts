@@ -3,7 +3,6 @@ import type { Db, RawResult } from "../db";
 import type { TokenRecord } from "../stores/tokens";
 import type { UserExtras, UserRecord } from "../stores/users";
 import type { Meta } from "./envelope";
-import type { CacheProbe } from "../cache/rendered-responses";
 import type { BodyBound } from "./body-limit";
 
 /** Who is calling: resolved once per request from the bearer token. */
@@ -24,8 +23,6 @@ export type AppEnv = {
     extraMeta?: Meta;
     /** Results of the reads a route asked to run with the token lookup (`readAlongsideToken`). */
     alongside?: RawResult[];
-    /** The response cache's probe of this request, when it rode with the token lookup. */
-    renderCache?: CacheProbe;
     /** The bound on the request body (src/http/body-limit.ts); absent when there is no body. */
     bodyBound?: BodyBound;
   };

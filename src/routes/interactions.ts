@@ -8,7 +8,7 @@ import { ok } from "../http/envelope";
 import { ApiError } from "../http/errors";
 import { finishPage, pageQuery, parsePage } from "../http/pagination";
 import { createRouter, defineRoute, Envelope, errors } from "../http/route";
-import { cachedAlongsideToken, cachedRead, type RenderDeps } from "../cache/rendered-responses";
+import { readAlongsideToken } from "../auth/authenticate";
 import {
   decodeInteractionPage,
   INTERACTION_ACTIONS,
@@ -16,7 +16,6 @@ import {
   readInteractions,
   USERS_PER_INTERACTION,
   type InteractionAction,
-  type InteractionPage,
 } from "../stores/interactions";
 import { viewContext } from "../views/context";
 import { renderInteraction } from "../views/interaction";
@@ -96,34 +95,20 @@ async function interactions(c: Context<AppEnv>, q: InteractionsQuery) {
   if (!user) throw ApiError.forbidden("'me' needs a user token");
   const { page, actions } = parseInteractionsQuery(q);
   if (!actions.length) return ok(c, [], { more: false });
-  return cachedRead(c, async (deps) => {
-    // The page was read with the token lookup (one round trip), from the same parameters.
-    const read = c.get("alongside");
-    const data = read ? decodeInteractionPage(read) : await readInteractions(c.var.db, user.id, actions, page);
-    const { items, meta } = finishPage(data.groups, page, (g) => g.latestEventId);
-    const view = viewContext(c);
-    dependOn(deps, user.id, data, view.now);
-    return ok(
-      c,
-      items.flatMap((g) => renderInteraction(g, data, view) ?? []),
-      meta,
-    );
-  });
-}
-
-/** What a page of interactions shows: the user's groups, the posts, users and polls acted on, the actors. */
-function dependOn(deps: RenderDeps, userId: number, data: InteractionPage, at: number) {
-  deps.add("inbox", userId).posts(data.posts);
-  for (const u of data.users.values()) deps.add("user", u.id);
-  for (const list of data.actors.values()) for (const u of list) deps.add("user", u.id);
-  for (const p of data.polls.values()) {
-    deps.add("poll", p.id);
-    if (p.closedAt > at) deps.until(p.closedAt); // it shows as closed from then on
-  }
+  // The page was read with the token lookup (one round trip), from the same parameters.
+  const read = c.get("alongside");
+  const data = read ? decodeInteractionPage(read) : await readInteractions(c.var.db, user.id, actions, page);
+  const { items, meta } = finishPage(data.groups, page, (g) => g.latestEventId);
+  const view = viewContext(c);
+  return ok(
+    c,
+    items.flatMap((g) => renderInteraction(g, data, view) ?? []),
+    meta,
+  );
 }
 
 for (const path of ["/users/me/interactions", "/users/me/actions"]) {
-  cachedAlongsideToken(path, (c, viewer) => {
+  readAlongsideToken(path, (c, viewer) => {
     const { page, actions } = parseInteractionsQuery(c.req.query());
     return actions.length ? [...interactionPageQueries(viewer, actions, page)] : undefined;
   });

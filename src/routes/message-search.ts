@@ -14,9 +14,6 @@ import { searchMessages, type MessageSearch } from "../stores/search";
 import { normalizeTag } from "../text";
 import { viewContext } from "../views/context";
 import { renderMessage } from "../views/message";
-import { cachedRead, type RenderDeps } from "../cache/rendered-responses";
-import { List } from "../stores/render-versions";
-import { isPostgres } from "../db";
 import { bit, csv, includeRaw, intParam } from "./channel-input";
 import { MessageSchema, messageQuery } from "./message-common";
 
@@ -122,16 +119,6 @@ export function parseSearch(auth: AppEnv["Variables"]["auth"], q: SearchQuery): 
   };
 }
 
-/** What a search shows: the messages of its channels (or of any channel, for `pm`), their authors and clients. */
-function dependOn(deps: RenderDeps, search: MessageSearch, rows: Awaited<ReturnType<typeof searchMessages>>) {
-  if (search.channels === "pm") deps.list(List.messages).list(List.channels);
-  // FTS5's bm25 weighs words by the whole index: any message anywhere moves the ranking.
-  else if (!isPostgres && search.terms.length && search.order === "relevance") deps.list(List.messages);
-  else for (const id of search.channels) deps.add("channel", id);
-  deps.list(List.apps); // a message's `source` is its client, read by client id
-  for (const m of rows) deps.add("channel", m.channelId).add("user", m.userId);
-}
-
 export const messageSearchRoutes = createRouter()
   .openapi(
     defineRoute(PUBLIC, {
@@ -153,13 +140,8 @@ export const messageSearchRoutes = createRouter()
       const search = parseSearch(c.var.auth, q);
       const page = parsePage(q);
       const view = viewContext(c);
-      const run = async (deps?: RenderDeps) => {
-        const rows = await searchMessages(c.var.db, search, page, view.viewerId);
-        const { items, meta } = finishPage(rows, page, (m) => m.paginationId!);
-        if (deps) dependOn(deps, search, rows);
-        return ok(c, items.map((m) => renderMessage(m, view, { raw: includeRaw(q, "message") })), meta);
-      };
-      // Users named by username: a rename elsewhere would change the result, and no counter says so.
-      return search.creator !== undefined || search.mentions?.length || search.leadingMentions?.length ? run() : cachedRead(c, run);
+      const rows = await searchMessages(c.var.db, search, page, view.viewerId);
+      const { items, meta } = finishPage(rows, page, (m) => m.paginationId!);
+      return ok(c, items.map((m) => renderMessage(m, view, { raw: includeRaw(q, "message") })), meta);
     },
   );

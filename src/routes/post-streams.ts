@@ -1,8 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { currentUser, PUBLIC, userToken } from "../auth/access";
-import { cachedRead, type RenderDeps } from "../cache/rendered-responses";
 import { ok } from "../http/envelope";
-import { List } from "../stores/render-versions";
 import { ApiError } from "../http/errors";
 import { queryFlag } from "../http/params";
 import { resolveUserRef } from "../http/refs";
@@ -25,7 +23,7 @@ type ListQueryValue = z.infer<typeof ListQuery>;
  * `mentions`): bound values that read it are resolved and `meta.marker` is set by
  * `markableStream`, the marker being read in the page's batch.
  */
-async function list(c: Ctx, q: ListQueryValue, s: Stream, marker: string | null = null, notFound = "no such user", deps?: RenderDeps) {
+async function list(c: Ctx, q: ListQueryValue, s: Stream, marker: string | null = null, notFound = "no such user") {
   const m = await markableStream(c, q, marker);
   const { found, set, markerRows } = await readList(c.var.db, s, m.page, viewContext(c).viewerId, {
     filters: listFilters(c),
@@ -33,22 +31,8 @@ async function list(c: Ctx, q: ListQueryValue, s: Stream, marker: string | null 
     markerRead: m.read,
   });
   if (!found) throw ApiError.notFound(notFound);
-  deps?.posts(set).list(List.posts);
   m.done(markerRows);
   return renderPage(c, set, m.page);
-}
-
-/** A list kept while nothing it shows is written (`cachedRead`). */
-const keptList = (c: Ctx, q: ListQueryValue, s: Stream, marker: string | null = null, notFound?: string) =>
-  cachedRead(c, (deps) => list(c, q, s, marker, notFound, deps));
-
-/**
- * A user's list, kept (`cachedRead`) unless the user is named by `@username`: that lookup is a
- * read of its own, before the kept response's epoch, and a rename would change what it names.
- */
-function byUser(c: Ctx, produce: (deps?: RenderDeps) => Promise<Response>) {
-  const ref = (c.req.param() as { user_id?: string }).user_id ?? "";
-  return ref.startsWith("@") ? produce() : cachedRead(c, produce);
 }
 
 const paginated = "Paginated (`count`, `before_id`, `since_id`); takes the general post parameters; emits nothing. ";
@@ -81,7 +65,7 @@ const tagRoute = (path: string, deprecated: boolean) =>
 function tagList(c: Ctx, given: string, q: ListQueryValue) {
   const tag = normalizeTag(given.replace(/^#/, ""));
   if (!tag) throw ApiError.badRequest("'tag' must name a tag");
-  return keptList(c, q, { kind: "tag", tag });
+  return list(c, q, { kind: "tag", tag });
 }
 
 export const postStreamRoutes = createRouter()
@@ -138,7 +122,7 @@ export const postStreamRoutes = createRouter()
       request: { query: ListQuery },
       responses: { 200: postList("Paginated posts"), ...errors(400) },
     }),
-    (c) => keptList(c, c.req.valid("query"), { kind: "global" }, "global"),
+    (c) => list(c, c.req.valid("query"), { kind: "global" }, "global"),
   )
   .openapi(
     defineRoute(userToken("stream"), {
@@ -150,7 +134,7 @@ export const postStreamRoutes = createRouter()
       request: { query: ListQuery },
       responses: { 200: postList("Paginated posts"), ...errors(400, 401, 403) },
     }),
-    (c) => keptList(c, c.req.valid("query"), { kind: "personal", userId: currentUser(c).id, withMentions: false }, "personal"),
+    (c) => list(c, c.req.valid("query"), { kind: "personal", userId: currentUser(c).id, withMentions: false }, "personal"),
   )
   .openapi(
     defineRoute(userToken("stream"), {
@@ -162,7 +146,7 @@ export const postStreamRoutes = createRouter()
       request: { query: ListQuery },
       responses: { 200: postList("Paginated posts"), ...errors(400, 401, 403) },
     }),
-    (c) => keptList(c, c.req.valid("query"), { kind: "personal", userId: currentUser(c).id, withMentions: true }, "personal"),
+    (c) => list(c, c.req.valid("query"), { kind: "personal", userId: currentUser(c).id, withMentions: true }, "personal"),
   )
   .openapi(
     defineRoute(PUBLIC, {
@@ -174,11 +158,10 @@ export const postStreamRoutes = createRouter()
       request: { params: userParam, query: ListQuery },
       responses: { 200: postList("Paginated posts"), ...errors(400, 401, 403, 404) },
     }),
-    (c) =>
-      byUser(c, async (deps) => {
-        const userId = await resolveUserRef(c, c.req.valid("param").user_id);
-        return list(c, c.req.valid("query"), { kind: "user", userId }, null, undefined, deps?.add("user", userId));
-      }),
+    async (c) => {
+      const userId = await resolveUserRef(c, c.req.valid("param").user_id);
+      return list(c, c.req.valid("query"), { kind: "user", userId });
+    },
   )
   .openapi(
     defineRoute(PUBLIC, {
@@ -193,11 +176,10 @@ export const postStreamRoutes = createRouter()
       },
       responses: { 200: postList("Paginated posts"), ...errors(400, 401, 403, 404) },
     }),
-    (c) =>
-      byUser(c, async (deps) => {
-        const userId = await resolveUserRef(c, c.req.valid("param").user_id);
-        return list(c, c.req.valid("query"), { kind: "mentions", userId }, userId === viewContext(c).viewerId ? "mentions" : null, undefined, deps?.add("user", userId));
-      }),
+    async (c) => {
+      const userId = await resolveUserRef(c, c.req.valid("param").user_id);
+      return list(c, c.req.valid("query"), { kind: "mentions", userId }, userId === viewContext(c).viewerId ? "mentions" : null);
+    },
   )
   .openapi(
     defineRoute(PUBLIC, {
@@ -209,7 +191,7 @@ export const postStreamRoutes = createRouter()
       request: { params: postParam, query: ListQuery },
       responses: { 200: postList("Paginated posts"), ...errors(400, 404) },
     }),
-    (c) => keptList(c, c.req.valid("query"), { kind: "thread", postId: Number(c.req.valid("param").post_id) }, null, "no such post"),
+    (c) => list(c, c.req.valid("query"), { kind: "thread", postId: Number(c.req.valid("param").post_id) }, null, "no such post"),
   )
   .openapi(
     defineRoute(userToken(), {

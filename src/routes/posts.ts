@@ -1,7 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { currentUser, PUBLIC } from "../auth/access";
 import { LIMITS } from "../config";
-import { cachedRead } from "../cache/rendered-responses";
 import { ok } from "../http/envelope";
 import { ApiError } from "../http/errors";
 import { checkIdCount, flagValue, queryFlag } from "../http/params";
@@ -144,12 +143,8 @@ export const postRoutes = createRouter()
       checkIdCount("ids", parts.length);
       if (!parts.length || parts.some((s) => !/^\d{1,18}$/.test(s))) throw ApiError.badRequest("'ids' must be comma-separated integer post ids");
       const ids = [...new Set(parts.map(Number))];
-      return cachedRead(c, async (deps) => {
-        const set = await readPostsByIds(c.var.db, ids, viewContext(c).viewerId, { ...readOptions(c), liveOnly: !flagValue(q.include_deleted, true) });
-        for (const id of ids) deps.add("post", id); // one created later changes the answer
-        deps.posts(set);
-        return ok(c, set.page.map((v) => render(c, v, set)));
-      });
+      const set = await readPostsByIds(c.var.db, ids, viewContext(c).viewerId, { ...readOptions(c), liveOnly: !flagValue(q.include_deleted, true) });
+      return ok(c, set.page.map((v) => render(c, v, set)));
     },
   )
   .openapi(
@@ -164,12 +159,9 @@ export const postRoutes = createRouter()
     }),
     async (c) => {
       const liveOnly = !flagValue(c.req.valid("query").include_deleted, true);
-      return cachedRead(c, async (deps) => {
-        const found = await readPost(c.var.db, Number(c.req.valid("param").post_id), viewContext(c).viewerId, { ...readOptions(c), liveOnly });
-        if (!found) throw ApiError.notFound("no such post");
-        deps.posts(found.set);
-        return ok(c, render(c, found.view, found.set));
-      });
+      const found = await readPost(c.var.db, Number(c.req.valid("param").post_id), viewContext(c).viewerId, { ...readOptions(c), liveOnly });
+      if (!found) throw ApiError.notFound("no such post");
+      return ok(c, render(c, found.view, found.set));
     },
   )
   .openapi(
