@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { actor, call } from "../helpers";
+import { DB } from "../db";
 
 // Tags, explore streams, bookmarks lists, post interactions, reports and NSFW reposts (issue 17).
 
@@ -208,5 +209,62 @@ describe("reposts marked NSFW", { timeout: 60_000 }, () => {
     expect(repost.is_nsfw).toBe(true);
     expect(repost.repost_of).not.toHaveProperty("is_nsfw");
     expect((await call("PUT", `/posts/${p.id}/repost`, { token: b.token, json: { is_nsfw: "maybe" } })).status).toBe(400);
+  });
+});
+
+// Moved from the kept-response cache's tests (removed, issue 27): each kind of write is made
+// between two reads, and the second read must show it, whatever the read path keeps.
+describe("reads after writes", { timeout: 60_000 }, () => {
+  const WRITER = "basic stream write_post follow update_profile";
+  const must = async (p: Promise<{ status: number; text: string; body: any }>) => {
+    const res = await p;
+    expect(res.status, res.text).toBeLessThan(300);
+    return res.body?.data;
+  };
+  const read = (path: string, token?: string) => must(call("GET", path, { token }));
+
+  it("a post read shows every write to the post, its author, its client and the reader's relationships", async () => {
+    const [author, reader] = await Promise.all([actor(WRITER), actor(WRITER)]);
+    const p = await post(author, "before");
+    const path = `/posts/${p.id}`;
+    const step = async (write: () => Promise<unknown>, check: (post: any) => void, token?: string) => {
+      await read(path, token);
+      await write();
+      check(await read(path, token));
+    };
+    await step(() => must(call("PUT", path, { token: author.token, json: { text: "after" } })), (q) => expect(q.content.text).toBe("after"));
+    await step(() => post(reader, "re", { reply_to: p.id }), (q) => expect(q.counts.replies).toBe(1));
+    await step(() => must(call("PUT", `${path}/repost`, { token: reader.token })), (q) => expect(q.counts.reposts).toBe(1));
+    await step(() => must(call("PUT", `${path}/bookmark`, { token: reader.token })), (q) => expect(q.you_bookmarked).toBe(true), reader.token);
+    await step(() => must(call("PATCH", "/users/me", { token: author.token, json: { name: "New Name" } })), (q) => expect(q.user.name).toBe("New Name"));
+    await step(() => must(call("PUT", `/users/${author.user.id}/follow`, { token: reader.token })), (q) => {
+      expect(q.user.you_follow).toBe(true);
+      expect(q.user.counts.followers).toBe(1);
+    }, reader.token);
+    await step(() => DB.prepare("UPDATE apps SET name = 'Renamed Client' WHERE id = ?").bind(Number(author.app.id)).run(), (q) => expect(q.source.name).toBe("Renamed Client"));
+    await step(() => must(call("DELETE", path, { token: author.token })), (q) => expect(q.is_deleted).toBe(true));
+  });
+
+  it("the personal, unified, user, mentions, tag and thread lists show a new post; unfollowing and becoming a feed take effect", async () => {
+    const [me, friend] = await Promise.all([actor(WRITER), actor(WRITER)]);
+    const root = await post(friend, "root #afterwrites");
+    await must(call("PUT", `/users/${friend.user.id}/follow`, { token: me.token }));
+    const lists: [string, string | undefined][] = [
+      ["/posts/streams/me", me.token],
+      ["/posts/streams/unified", me.token],
+      [`/users/${friend.user.id}/posts`, undefined],
+      [`/users/${me.user.id}/mentions`, undefined],
+      ["/posts/tags/afterwrites", undefined],
+      [`/posts/${root.id}/thread`, undefined],
+      ["/posts/streams/global", undefined],
+    ];
+    for (const [path, token] of lists) await read(path, token);
+    const reply = await post(friend, `@${me.user.username} hi #afterwrites`, { reply_to: root.id });
+    for (const [path, token] of lists) expect((await read(path, token)).map((p: any) => p.id), path).toContain(reply.id);
+    await must(call("DELETE", `/users/${friend.user.id}/follow`, { token: me.token }));
+    expect((await read("/posts/streams/me", me.token)).some((p: any) => p.user?.id === friend.user.id)).toBe(false);
+    // The global stream lists human users' posts only.
+    await DB.prepare("UPDATE users SET type = 'feed' WHERE id = ?").bind(Number(friend.user.id)).run();
+    expect((await read("/posts/streams/global")).some((p: any) => p.user?.id === friend.user.id)).toBe(false);
   });
 });
