@@ -102,7 +102,7 @@ async function run(iterations) {
     const app = (await api("POST", "/admin/apps", { token: ADMIN_TOKEN, json: { name: "CPU bench", url: "https://bench.example" } })).data;
     await api("POST", "/admin/users", { token: ADMIN_TOKEN, json: { username: "cpubench", password: "correct horse battery" } });
     const login = { grant_type: "password", client_id: app.client_id, password_grant_secret: app.password_grant_secret, username: "cpubench", password: "correct horse battery" };
-    const token = (await api("POST", "/oauth/access_token", { form: { ...login, scope: "write_post" } })).access_token;
+    const token = (await api("POST", "/oauth/access_token", { form: { ...login, scope: "write_post stream" } })).access_token;
     for (let i = 0; i < 20; i++) await api("POST", "/posts", { token, json: { text: `post ${i} about #cpu with https://example.com` } });
 
     const pids = workerdPids();
@@ -111,6 +111,8 @@ async function run(iterations) {
       "GET /v1/health": () => api("GET", "/health"),
       "GET /v1/posts/streams/global (20 posts)": () => api("GET", "/posts/streams/global?count=20"),
       "GET /v1/users/me (token)": () => api("GET", "/users/me", { token }),
+      "GET /v1/posts/streams/me (token, 20 posts)": () => api("GET", "/posts/streams/me?count=20", { token }),
+      "GET /v1/users/@cpubench/posts (20 posts)": () => api("GET", "/users/@cpubench/posts?count=20"),
       "POST /v1/oauth/access_token client_credentials (no password)": () =>
         api("POST", "/oauth/access_token", { form: { grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret } }),
       "POST /v1/oauth/access_token password (one password hash)": () => api("POST", "/oauth/access_token", { form: login }),

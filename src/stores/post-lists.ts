@@ -1,17 +1,20 @@
-import { eq, sql, type SQL } from "drizzle-orm";
+import { sql, type Placeholder, type SQL } from "drizzle-orm";
 import { schema, type Db } from "../db";
-import { mixedBatch } from "../db/batch";
+import { boundShape, mixedBatch, type BoundQuery } from "../db/batch";
 import { text } from "../db/dialect";
 import type { PostFilters } from "../http/params";
 import type { Page } from "../http/pagination";
-import { pageBoundsSql } from "./channel-sql";
-import { pageLimit, pageOrder, pageWhere } from "./page-sql";
 import { pageRow, postReads, type PostReadOptions, type PostSet } from "./posts";
 
 // Lists of posts: the page (a query of `pageRow`s) of each stream, bookmarks list, tag and
-// explore stream, as a viewer sees it, with the general post parameters' filters.
+// explore stream, as a viewer sees it, with the general post parameters' filters. A page's text
+// depends only on its shape (stream kind, filters, bounds given, whether there is a viewer): it is
+// built with placeholders and compiled once per shape (`listPageQuery`), then bound per request.
 
-const { posts, users } = schema;
+const { posts } = schema;
+
+/** A value of the page's SQL: the value itself, or (compiled per shape) a placeholder for it. */
+type Arg = number | string | Placeholder;
 
 /** The post actions and facets concern: the original of a repost, else the post itself. */
 const acted = sql`coalesce(${posts.repostOf}, ${posts.id})`;
@@ -20,7 +23,7 @@ const acted = sql`coalesce(${posts.repostOf}, ${posts.id})`;
  * Posts the viewer has not hidden: authors (and reposted authors) who block the viewer or whom the
  * viewer blocked, and unless `includeMuted`, whom the viewer muted.
  */
-export function visibleTo(viewerId: number | null, includeMuted: boolean): SQL {
+export function visibleTo(viewerId: Arg | null, includeMuted: boolean): SQL {
   if (viewerId == null) return sql`true`;
   const muted = (author: SQL) =>
     includeMuted ? sql`false` : sql`exists(select 1 from user_mutes vm where vm.user_id = ${viewerId} and vm.muted_id = ${author})`;
@@ -31,7 +34,7 @@ export function visibleTo(viewerId: number | null, includeMuted: boolean): SQL {
 }
 
 /** The general post parameters' filters as conditions on `posts` (visibility is separate). */
-export function filterConditions(f: PostFilters, viewerId: number | null): SQL[] {
+export function filterConditions(f: PostFilters, viewerId: Arg | null): SQL[] {
   const v = viewerId ?? 0;
   const conds: SQL[] = [];
   if (!f.deleted) conds.push(sql`${posts.isDeleted} = 0`);
@@ -48,12 +51,30 @@ export function filterConditions(f: PostFilters, viewerId: number | null): SQL[]
 
 const and = (conds: SQL[]) => (conds.length ? sql.join(conds, sql` and `) : sql`true`);
 
+/** The values a list's page reads, by name: the viewer, the list's subject, the bounds and the clock. */
+interface ListArgs {
+  viewer: Arg | null;
+  subject: Arg;
+  limit: Arg;
+  sinceId?: Arg;
+  beforeId?: Arg;
+  trendingSince: Arg;
+  missedBefore: Arg;
+}
+
+/** The page's since/before bounds on `col` (`true` without any). */
+function bounds(col: SQL, page: Page, a: ListArgs): SQL {
+  const conds: SQL[] = [];
+  if (page.sinceId !== undefined) conds.push(page.sinceInclusive ? sql`${col} >= ${a.sinceId}` : sql`${col} > ${a.sinceId}`);
+  if (page.beforeId !== undefined) conds.push(page.beforeInclusive ? sql`${col} <= ${a.beforeId}` : sql`${col} < ${a.beforeId}`);
+  return conds.length ? sql.join(conds, sql` and `) : sql`true`;
+}
+
 /** A page of post ids walked in id order (the stream's pagination id). */
-function pageOf(cond: SQL, page: Page): SQL {
-  const bounds = pageWhere(posts.id, page);
+function pageOf(cond: SQL, page: Page, a: ListArgs): SQL {
   const pos = page.newestFirst ? sql`-${posts.id}` : sql`${posts.id}`;
-  return sql`select ${pageRow(sql`${posts.id}`, sql`${posts.id}`, pos)} from ${posts} where ${cond} ${bounds ? sql`and ${bounds}` : sql``}
-    order by ${pageOrder(posts.id, page)} limit ${pageLimit(page)}`;
+  return sql`select ${pageRow(sql`${posts.id}`, sql`${posts.id}`, pos)} from ${posts} where ${cond} and ${bounds(sql`${posts.id}`, page, a)}
+    order by ${posts.id} ${dir(page)} limit ${a.limit}`;
 }
 
 const dir = (page: Page) => sql.raw(page.newestFirst ? "DESC" : "ASC");
@@ -75,7 +96,7 @@ const TRENDING_ACTIONS = 3;
 const MISSED_AFTER_SECONDS = 3600;
 const NEWCOMER_POSTS = 50;
 
-function exploreCondition(slug: ExploreSlug, at: number): SQL {
+function exploreCondition(slug: ExploreSlug, a: ListArgs): SQL {
   switch (slug) {
     case "conversations":
       return sql`${posts.replyTo} is null and ${posts.replies} > 0 and exists(select 1 from posts cr where cr.thread_id = ${posts.id}
@@ -85,11 +106,11 @@ function exploreCondition(slug: ExploreSlug, at: number): SQL {
         and ((pf.facet = 'file_kind' and pf.value = 'image') or (pf.facet = 'oembed' and pf.value = 'photo')))`;
     case "trending":
       // Ids grow with time: the oldest post of the window bounds the walk (index posts_created).
-      return sql`${posts.id} >= coalesce((select tw.id from posts tw where tw.created_at > ${at - TRENDING_SECONDS} order by tw.created_at limit 1), 0)
-        and ${posts.createdAt} > ${at - TRENDING_SECONDS} and ${posts.replies} + ${posts.reposts} + ${posts.bookmarks} >= ${TRENDING_ACTIONS}`;
+      return sql`${posts.id} >= coalesce((select tw.id from posts tw where tw.created_at > ${a.trendingSince} order by tw.created_at limit 1), 0)
+        and ${posts.createdAt} > ${a.trendingSince} and ${posts.replies} + ${posts.reposts} + ${posts.bookmarks} >= ${TRENDING_ACTIONS}`;
     case "missed_conversations":
       return sql`${posts.replyTo} is null and ${posts.replies} = 0 and ${posts.reposts} = 0 and ${posts.bookmarks} = 0
-        and ${posts.createdAt} <= ${at - MISSED_AFTER_SECONDS}`;
+        and ${posts.createdAt} <= ${a.missedBefore}`;
     case "newcomers":
       return sql`(select e.id from posts e where e.user_id = ${posts.userId} and e.id < ${posts.id} and e.repost_of is null
         order by e.id limit 1 offset ${NEWCOMER_POSTS - 1}) is null`;
@@ -108,6 +129,21 @@ export type Stream =
   | { kind: "explore"; slug: ExploreSlug; at: number }
   | { kind: "bookmarks"; userId: number; withNotes: boolean };
 
+/** The values of `ListArgs` for one request. */
+function listArgs(stream: Stream, page: Page, viewerId: number | null): ListArgs {
+  const at = stream.kind === "explore" ? stream.at : 0;
+  const subject = stream.kind === "tag" ? stream.tag : stream.kind === "thread" ? stream.postId : "userId" in stream ? stream.userId : 0;
+  return {
+    viewer: viewerId,
+    subject,
+    limit: page.limit + 1, // one more than wanted, so `meta.more` needs no count query
+    ...(page.sinceId !== undefined && { sinceId: page.sinceId }),
+    ...(page.beforeId !== undefined && { beforeId: page.beforeId }),
+    trendingSince: at - TRENDING_SECONDS,
+    missedBefore: at - MISSED_AFTER_SECONDS,
+  };
+}
+
 /**
  * The page of a list as the viewer sees it, filtered by the general post parameters. Deleted posts
  * are listed (as `is_deleted` posts) unless `include_deleted=0`. Posts of users the viewer muted or
@@ -115,48 +151,74 @@ export type Stream =
  * name). Global: posts and replies of human users, no reposts. Personal (`/posts/streams/me`):
  * the user's and followed users' posts and reposts; unified adds posts mentioning the user.
  */
-export function listPage(stream: Stream, page: Page, viewerId: number | null, f: PostFilters): SQL {
-  const filters = filterConditions(f, viewerId);
-  const common = and([...filters, visibleTo(viewerId, f.muted)]);
+function listPageSql(stream: Stream, page: Page, f: PostFilters, a: ListArgs): SQL {
+  const filters = filterConditions(f, a.viewer);
+  const common = and([...filters, visibleTo(a.viewer, f.muted)]);
   switch (stream.kind) {
     case "global":
       // `+repost_of`: keeps SQLite from using the repost_of index for `is null` (every original
       // matches) and sorting them all, instead of walking the primary key to the page.
-      return pageOf(sql`+${posts.repostOf} is null and ${humanAuthor} and ${common}`, page);
+      return pageOf(sql`+${posts.repostOf} is null and ${humanAuthor} and ${common}`, page, a);
     case "personal": {
-      const mine = sql`${posts.userId} = ${stream.userId} or ${posts.userId} in (select f.followed_id from follows f where f.follower_id = ${stream.userId})`;
-      const mentions = stream.withMentions ? sql` or ${posts.id} in (select pm.post_id from post_mentions pm where pm.user_id = ${stream.userId})` : sql``;
-      return pageOf(sql`(${mine}${mentions}) and ${common}`, page);
+      const mine = sql`${posts.userId} = ${a.subject} or ${posts.userId} in (select f.followed_id from follows f where f.follower_id = ${a.subject})`;
+      const mentions = stream.withMentions ? sql` or ${posts.id} in (select pm.post_id from post_mentions pm where pm.user_id = ${a.subject})` : sql``;
+      return pageOf(sql`(${mine}${mentions}) and ${common}`, page, a);
     }
     case "user":
-      return pageOf(sql`${posts.userId} = ${stream.userId} and ${and(filters)}`, page);
+      return pageOf(sql`${posts.userId} = ${a.subject} and ${and(filters)}`, page, a);
     case "mentions": {
       const copies = f.copyMentions
         ? sql`true`
         : sql`not exists(select 1 from post_facets cf where cf.post_id = ${posts.id} and cf.facet = 'copy_mention'
-            and cf.value = (select cu.username from users cu where cu.id = ${stream.userId}))`;
-      return pageOf(sql`${posts.id} in (select pm.post_id from post_mentions pm where pm.user_id = ${stream.userId}) and ${copies} and ${common}`, page);
+            and cf.value = (select cu.username from users cu where cu.id = ${a.subject}))`;
+      return pageOf(sql`${posts.id} in (select pm.post_id from post_mentions pm where pm.user_id = ${a.subject}) and ${copies} and ${common}`, page, a);
     }
     case "thread":
-      return pageOf(sql`${posts.threadId} = (select tp.thread_id from posts tp where tp.id = ${stream.postId}) and ${common}`, page);
+      return pageOf(sql`${posts.threadId} = (select tp.thread_id from posts tp where tp.id = ${a.subject}) and ${common}`, page, a);
     case "explore":
-      return pageOf(sql`+${posts.repostOf} is null and ${humanAuthor} and ${exploreCondition(stream.slug, stream.at)} and ${common}`, page);
+      return pageOf(sql`+${posts.repostOf} is null and ${humanAuthor} and ${exploreCondition(stream.slug, a)} and ${common}`, page, a);
     case "tag": {
       // Walks the tag's facet rows (primary key: facet, value, post_id) in post id order.
       const pos = page.newestFirst ? sql`-tf.post_id` : sql`tf.post_id`;
       return sql`select ${pageRow(sql`tf.post_id`, sql`tf.post_id`, pos)} from post_facets tf join ${posts} on ${posts.id} = tf.post_id
-        where tf.facet = 'tag' and tf.value = ${stream.tag} and ${pageBoundsSql("tf.post_id", page)} and ${common}
-        order by tf.post_id ${dir(page)} limit ${pageLimit(page)}`;
+        where tf.facet = 'tag' and tf.value = ${a.subject} and ${bounds(sql`tf.post_id`, page, a)} and ${common}
+        order by tf.post_id ${dir(page)} limit ${a.limit}`;
     }
     case "bookmarks": {
       // Newest bookmark first: the bookmark's id is the item's pagination id.
       const pos = page.newestFirst ? sql`-bk.id` : sql`bk.id`;
       const note = stream.withNotes ? sql`bk.note` : text(null);
       return sql`select ${pageRow(sql`bk.post_id`, sql`bk.id`, pos, note)} from bookmarks bk join ${posts} on ${posts.id} = bk.post_id
-        where bk.user_id = ${stream.userId} and ${pageBoundsSql("bk.id", page)} and ${common}
-        order by bk.id ${dir(page)} limit ${pageLimit(page)}`;
+        where bk.user_id = ${a.subject} and ${bounds(sql`bk.id`, page, a)} and ${common}
+        order by bk.id ${dir(page)} limit ${a.limit}`;
     }
   }
+}
+
+/** A list's page as SQL with its values (for statements that embed it). */
+export function listPage(stream: Stream, page: Page, viewerId: number | null, f: PostFilters): SQL {
+  return listPageSql(stream, page, f, listArgs(stream, page, viewerId));
+}
+
+const flagKey = (f: PostFilters) => [f.deleted, f.replies, f.mentionPosts, f.directed, f.muted, f.copyMentions].map(Number).join("");
+
+/** A list's page compiled once per shape and bound to this request's values (see `boundShape`). */
+export function listPageQuery(stream: Stream, page: Page, viewerId: number | null, f: PostFilters): BoundQuery {
+  const variant = stream.kind === "personal" ? stream.withMentions : stream.kind === "bookmarks" ? stream.withNotes : stream.kind === "explore" ? stream.slug : "";
+  const bound = (v: unknown, i: boolean | undefined) => (v === undefined ? "-" : i ? "=" : "<");
+  const key = `list:${stream.kind}:${variant}:${viewerId == null ? "anon" : "viewer"}:${flagKey(f)}:${page.newestFirst}:${bound(page.sinceId, page.sinceInclusive)}${bound(page.beforeId, page.beforeInclusive)}`;
+  const values = listArgs(stream, page, viewerId);
+  const p = sql.placeholder;
+  const named: ListArgs = {
+    viewer: viewerId == null ? null : p("viewer"),
+    subject: p("subject"),
+    limit: p("limit"),
+    sinceId: p("sinceId"),
+    beforeId: p("beforeId"),
+    trendingSince: p("trendingSince"),
+    missedBefore: p("missedBefore"),
+  };
+  return boundShape(key, () => listPageSql(stream, page, f, named), { ...values });
 }
 
 /**
@@ -170,15 +232,18 @@ export async function readList(
   viewerId: number | null,
   opts: { filters: PostFilters; reads?: PostReadOptions; markerRead?: SQL },
 ): Promise<{ found: boolean; set: PostSet; markerRows?: Record<string, unknown>[] }> {
-  const reads = postReads(db, viewerId, listPage(stream, page, viewerId, opts.filters), { ...opts.reads, paged: true });
+  // The bookmarking and reposting users' statement embeds the page as SQL; otherwise it comes compiled.
+  const withActors = opts.reads?.bookmarkedBy || opts.reads?.repostedBy;
+  const pageIds = withActors ? listPage(stream, page, viewerId, opts.filters) : listPageQuery(stream, page, viewerId, opts.filters);
+  const reads = postReads(db, viewerId, pageIds, { ...opts.reads, paged: true });
   const subject =
     stream.kind === "user" || stream.kind === "mentions" || stream.kind === "bookmarks"
-      ? db.select({ id: users.id }).from(users).where(eq(users.id, stream.userId))
+      ? boundShape("list-subject:user", () => sql`select id from users where id = ${sql.placeholder("id")}`, { id: stream.userId })
       : stream.kind === "thread"
-        ? db.select({ id: posts.id }).from(posts).where(eq(posts.id, stream.postId))
-        : sql`select 1`;
+        ? boundShape("list-subject:post", () => sql`select id from posts where id = ${sql.placeholder("id")}`, { id: stream.postId })
+        : boundShape("list-subject:none", () => sql`select 1`, {});
   const results = await mixedBatch(db, [subject, ...(opts.markerRead ? [opts.markerRead] : []), ...reads.items]);
-  const found = (Array.isArray(results[0]) ? results[0] : (results[0] as { results: unknown[] }).results).length > 0;
+  const found = results[0].results.length > 0;
   const markerRows = opts.markerRead ? (results[1] as { results: Record<string, unknown>[] }).results : undefined;
   return { found, set: reads.decode(results.slice(opts.markerRead ? 2 : 1)), markerRows };
 }

@@ -8,7 +8,8 @@ import { embeddedUserColumns, type UserView, type Viewer } from "./users";
 // The statement that reads posts with everything a Post object embeds, compiled once per shape
 // (anonymous or not, paged or not) and bound per request: building it through drizzle on every
 // request, and mapping its rows through drizzle's generic mapper, cost more than the database
-// read itself (shared/research/read-path.md §3). The page of ids is a CTE compiled per request.
+// read itself (shared/research/read-path.md §3). The page of ids is a CTE: a list's comes compiled
+// per shape (post-lists.ts `listPageQuery`), others are compiled per request.
 
 const { posts, users, apps } = schema;
 
@@ -69,9 +70,9 @@ function shapeFor(kind: ViewerKind, paged: boolean): Shape {
  * `paged` the columns of `pageRow`), plus the originals their reposts embed, each with author,
  * client and the viewer's flags; decode its rows with `decodePostRow`.
  */
-export function boundPostsQuery(viewer: Viewer | null, pageIds: SQL, paged: boolean): BoundQuery {
+export function boundPostsQuery(viewer: Viewer | null, pageIds: SQL | BoundQuery, paged: boolean): BoundQuery {
   const shape = shapeFor(viewer == null ? "anonymous" : typeof viewer === "number" ? "user" : "token", paged);
-  const page = compile(pageIds);
+  const page = pageIds instanceof BoundQuery ? pageIds.query : compile(pageIds);
   let text = shape.text;
   if (isPostgres && page.params.length) {
     const n = page.params.length;

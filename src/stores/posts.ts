@@ -1,7 +1,7 @@
 import { eq, sql, type SQL } from "drizzle-orm";
 import { MORE_LIMITS } from "../config";
 import { schema, type Db, type RawResult } from "../db";
-import { first, mixedBatch, type BoundQuery } from "../db/batch";
+import { BoundQuery, first, mixedBatch } from "../db/batch";
 import { int, jsonRows, text } from "../db/dialect";
 import { readUser, userColumnsSql } from "./channel-sql";
 import { boundPostsQuery, decodePostRow } from "./post-statement";
@@ -77,7 +77,7 @@ export const pageRow = (id: SQL, pid: SQL, pos: SQL, note: SQL = text(null)) => 
  * The read of the posts whose ids `pageIds` selects: a query with the column `id`, or with
  * `paged` the columns of `pageRow`. Its result (raw rows) goes to `toPostSet`.
  */
-export function postsQuery(viewer: Viewer | null, pageIds: SQL, opts: { paged?: boolean } = {}): BoundQuery {
+export function postsQuery(viewer: Viewer | null, pageIds: SQL | BoundQuery, opts: { paged?: boolean } = {}): BoundQuery {
   return boundPostsQuery(viewer, pageIds, opts.paged ?? false);
 }
 
@@ -136,9 +136,11 @@ function readActors(r: RawResult): PostActors {
  * asked for, their bookmarking and reposting users. `decode` turns their results (in order,
  * starting at the first) into the PostSet.
  */
-export function postReads(db: Db, viewerId: number | null, pageIds: SQL, opts: PostReadOptions & { paged?: boolean } = {}) {
+export function postReads(db: Db, viewerId: number | null, pageIds: SQL | BoundQuery, opts: PostReadOptions & { paged?: boolean } = {}) {
   const withActors = !!(opts.bookmarkedBy || opts.repostedBy);
-  const items = [postsQuery(viewerId, pageIds, opts), ...(withActors ? [actorsSql(viewerId, pageIds, opts)] : [])] as const;
+  // The actors' statement embeds the page's SQL: a page compiled ahead cannot ride in it.
+  if (withActors && pageIds instanceof BoundQuery) throw new Error("postReads: the actors need the page as SQL");
+  const items = [postsQuery(viewerId, pageIds, opts), ...(withActors ? [actorsSql(viewerId, pageIds as SQL, opts)] : [])] as const;
   return {
     items,
     decode(results: readonly unknown[], order?: (a: PostView, b: PostView) => number): PostSet {
