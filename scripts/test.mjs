@@ -53,12 +53,20 @@ if (pgMode) {
   let current;
   backend = {
     name: "Postgres",
-    env: async () => {
+    env: async (file) => {
       current = `es_f${++n}`;
       await createDatabase(current, { template: "es_tpl", port: cluster.port });
-      return { DB_BACKEND: "postgres", DATABASE_URL: cluster.url(current), DB_PROXY: `127.0.0.1:${proxy.port}` };
+      const env = { DB_BACKEND: "postgres", DATABASE_URL: cluster.url(current), DB_PROXY: `127.0.0.1:${proxy.port}` };
+      // The read-replica tests get a second database as the replica: a copy of the primary that
+      // nothing updates (a replica lagging forever) until the test copies the primary again.
+      if (!file.includes("read-replicas")) return env;
+      await createDatabase(`${current}_replica`, { template: "es_tpl", port: cluster.port });
+      return { ...env, DATABASE_READ_URL: cluster.url(`${current}_replica`) };
     },
-    done: () => dropDatabase(current, { port: cluster.port }).catch(() => {}),
+    done: async () => {
+      await dropDatabase(`${current}_replica`, { port: cluster.port }).catch(() => {});
+      await dropDatabase(current, { port: cluster.port }).catch(() => {});
+    },
     stop,
   };
   console.log(`Postgres ${cluster.port}, local Neon proxy ${proxy.port}`);
@@ -68,7 +76,7 @@ let passed = 0, failed = 0, skipped = 0;
 const failedFiles = [];
 try {
   for (const file of files) {
-    const run = await runVitest(file, await backend.env());
+    const run = await runVitest(file, await backend.env(file));
     await backend.done();
     const line = run.out.split("\n").find((l) => /^\s*Tests\s+/.test(l)) ?? "";
     const count = (word) => Number(new RegExp(`(\\d+) ${word}`).exec(line)?.[1] ?? 0);

@@ -9,7 +9,7 @@ import { ApiError, bearerChallenge } from "./http/errors";
 import { boundBody } from "./http/body-limit";
 import { registerOpenApiComponents } from "./http/route";
 import type { AppEnv } from "./http/types";
-import { isPostgres, openDb } from "./db";
+import { BACKEND, BOOKMARK_HEADER, d1Constraint, isPostgres, openDb, requestBookmark, type Db, type ReadSession } from "./db";
 import { updatePresence } from "./middleware/update-presence";
 import { generalParams } from "./middleware/general-params";
 import { IDEMPOTENCY_HEADER, REPLAYED_HEADER, idempotency } from "./middleware/idempotency";
@@ -97,6 +97,17 @@ function errorResponse(err: unknown, c: Context<AppEnv>): Response {
   return res;
 }
 
+/** The request's bookmark on its response (`X-Db-Bookmark`), for the client's next request. */
+async function returnBookmark(c: Context<AppEnv>, db: Db) {
+  const bookmark = await db.bookmark();
+  if (!bookmark) return;
+  try {
+    c.res.headers.set(BOOKMARK_HEADER, bookmark);
+  } catch {
+    // Immutable headers (a proxied WebSocket upgrade): nothing to return.
+  }
+}
+
 /** `X-Pretty-Json` with any value: indent the JSON (decisions §1). */
 async function prettyJson(c: Context<AppEnv>, next: () => Promise<void>) {
   await next();
@@ -132,9 +143,9 @@ export function createApp() {
     "*",
     cors({
       origin: "*",
-      allowHeaders: ["Authorization", "Content-Type", "X-Pretty-Json", IDEMPOTENCY_HEADER],
+      allowHeaders: ["Authorization", "Content-Type", "X-Pretty-Json", IDEMPOTENCY_HEADER, BOOKMARK_HEADER],
       allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
-      exposeHeaders: ["X-OAuth-Scopes", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After", "WWW-Authenticate", REPLAYED_HEADER],
+      exposeHeaders: ["X-OAuth-Scopes", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After", "WWW-Authenticate", REPLAYED_HEADER, BOOKMARK_HEADER],
       maxAge: 86400,
     }),
   );
@@ -144,19 +155,34 @@ export function createApp() {
   // Mounted ahead of the database handle, rate limits and authentication: a health probe uses none of them.
   app.route("/v1", healthRoutes);
   app.use("*", async (c, next) => {
+    // Reads may go to replicas; the client's bookmark keeps them at least as new as its own writes
+    // (src/db/read-session.ts, README "Read replicas").
+    const read: ReadSession = {
+      reads: c.req.method === "GET" || c.req.method === "HEAD",
+      bookmark: requestBookmark(c.req.header(BOOKMARK_HEADER), BACKEND),
+    };
     if (c.env.ALLOW_TEST_CLOCK !== "1") {
-      c.set("db", openDb(c.env));
-      return next();
+      const db = openDb(c.env, undefined, read);
+      c.set("db", db);
+      await next();
+      await returnBookmark(c, db);
+      return;
     }
     // Test mode: count the request's database round trips (X-Debug-Db-Calls) and, on D1, the
     // rows they read (X-Debug-Rows-Read: the sum of D1's meta.rows_read).
     let calls = 0;
     let rowsRead = 0;
-    c.set("db", openDb(c.env, { call: () => calls++, rowsRead: (n) => (rowsRead += n) }));
+    const db = openDb(c.env, { call: () => calls++, rowsRead: (n) => (rowsRead += n) }, read);
+    c.set("db", db);
     await next();
+    await returnBookmark(c, db);
     try {
       c.res.headers.set("X-Debug-Db-Calls", String(calls));
       if (!isPostgres) c.res.headers.set("X-Debug-Rows-Read", String(rowsRead));
+      // Where the request's D1 session started: "first-unconstrained", "first-primary" or "bookmark".
+      if (!isPostgres) c.res.headers.set("X-Debug-Db-Session", read.bookmark ? "bookmark" : d1Constraint(read));
+      // Postgres with a read replica: where the reads went, e.g. "replica" or "replica,primary".
+      if (db.readsWent) c.res.headers.set("X-Debug-Db-Reads", db.readsWent.join(","));
     } catch {
       // Immutable headers (a proxied WebSocket upgrade): nothing to report.
     }

@@ -5,5 +5,10 @@ declare namespace Cloudflare {
     ADMIN_TOKEN: string;
     /** Postgres connection string, when DB_BACKEND is "postgres" (a secret in production). */
     DATABASE_URL?: string;
+    /**
+     * Optional Postgres read replica (e.g. a Neon read-replica compute): GET requests' read-only
+     * work goes there under the read-your-writes rule of src/db/pg-replica.ts (a secret in production).
+     */
+    DATABASE_READ_URL?: string;
   }
 }

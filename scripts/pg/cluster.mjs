@@ -198,6 +198,25 @@ export async function createDatabase(name, { template, port = currentPort, ifNot
   });
 }
 
+/**
+ * Replaces database `to` with a copy of `from` as it is now (the read-replica tests' stale replica).
+ * A template must be idle: `from`'s connections (the proxy's pooled ones, which it drops and
+ * reopens) are ended first; a connection opened meanwhile makes CREATE fail, so it is retried.
+ */
+export async function copyDatabase(from, to, { port = currentPort } = {}) {
+  await dropDatabase(to, { port });
+  for (let attempt = 0; ; attempt++) {
+    await withClient("postgres", port, (c) =>
+      c.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [from]));
+    try {
+      return await createDatabase(to, { template: from, port });
+    } catch (err) {
+      if (attempt >= 20 || !/being accessed by other users/.test(String(err?.message))) throw err;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
 /** DROP DATABASE IF EXISTS name WITH (FORCE): also ends connections (e.g. idle ones in the proxy's pool). */
 export async function dropDatabase(name, { port = currentPort } = {}) {
   await withClient("postgres", port, (c) => c.query(`DROP DATABASE IF EXISTS ${ident(name)} WITH (FORCE)`));

@@ -1,5 +1,7 @@
-import { drizzle } from "drizzle-orm/d1";
+import { DrizzleD1Database, drizzle, SQLiteD1Session } from "drizzle-orm/d1";
 import * as tables from "../../schema/tables";
+import { layered, oncePer } from "./per-request";
+import { d1Constraint, type ReadSession } from "./read-session";
 import type { Executor, Query } from "./types";
 
 /** Methods of a D1 prepared statement that each cost one round trip to the database. */
@@ -67,9 +69,21 @@ function countingD1(d1: D1Database, meter: DbMeter): D1Database {
   });
 }
 
-/** drizzle over D1 and the executor of raw batches: D1 runs a batch as one serialized transaction. */
-export function openD1(binding: D1Database, meter?: DbMeter) {
-  const d1 = meter ? countingD1(binding, meter) : binding;
+type D1Orm = DrizzleD1Database<typeof tables>;
+
+/** drizzle over a D1 binding, built once per isolate and binding (see ./per-request.ts). */
+const baseOrm = oncePer((binding: D1Database) => drizzle(binding, { schema: tables }));
+
+/**
+ * drizzle over D1 and the executor of raw batches: D1 runs a batch as one serialized transaction.
+ * With `read`, the request runs in a D1 session (Sessions API: reads may go to replicas, each at
+ * least at the session's bookmark); `bookmark()` then gives the session's latest bookmark.
+ */
+export function openD1(binding: D1Database, meter?: DbMeter, read?: ReadSession) {
+  const session = read ? binding.withSession(d1Constraint(read)) : undefined;
+  // A session has the binding's prepare and batch, all that drizzle and the executor use.
+  const client = (session ?? binding) as D1Database;
+  const d1 = meter ? countingD1(client, meter) : client;
   const exec: Executor = {
     kind: "d1",
     batch: (queries: Query[]) => d1.batch(queries.map((q) => d1.prepare(q.sql).bind(...q.params))),
@@ -78,5 +92,9 @@ export function openD1(binding: D1Database, meter?: DbMeter) {
       return { results: (r.results ?? []) as Record<string, unknown>[], changes: r.meta?.changes ?? 0 };
     },
   };
-  return { orm: drizzle(d1, { schema: tables }), exec };
+  const base = baseOrm(binding);
+  // The session drizzle would build, over this request's client; the rest of `base` is shared.
+  const { dialect, schema, options } = (base as unknown as { session: { dialect: never; schema: never; options: object } }).session;
+  const orm = layered(base as unknown as D1Orm & { session: unknown }, new SQLiteD1Session(d1, dialect, schema, options), d1, () => drizzle(d1, { schema: tables }).query);
+  return { orm, exec, bookmark: async () => session?.getBookmark() ?? null, readsWent: undefined };
 }

@@ -1,7 +1,10 @@
 import { neon, neonConfig, types, type FullQueryResults, type NeonQueryFunction, type NeonQueryPromise } from "@neondatabase/serverless";
-import { drizzle } from "drizzle-orm/neon-http";
+import { drizzle, NeonHttpSession } from "drizzle-orm/neon-http";
 import * as tables from "../../schema/pg/tables";
 import { MAX_BOUND_PARAMETERS } from "./backend";
+import { layered } from "./per-request";
+import { readRouter, type ReadRouter } from "./pg-replica";
+import type { ReadSession } from "./read-session";
 import type { Executor, Query } from "./types";
 
 // Results read the same as D1's, decided once for the isolate (the driver's parsers are global):
@@ -45,61 +48,113 @@ const WRITES = /\b(insert|update|delete)\b/i;
 const readsOnly = (q: { query: string }) => READ_ONLY.test(q.query) && !WRITES.test(q.query);
 
 type Client = NeonQueryFunction<false, true>;
+type Pending = NeonQueryPromise<false, true>;
+const textOf = (q: Pending) => (q as unknown as { queryData: { query: string } }).queryData.query;
+
+/** Neon's HTTP client per connection string, built once per isolate (it holds no connection). */
+const rawClients = new Map<string, Client>();
+export function rawClient(url: string): Client {
+  let c = rawClients.get(url);
+  if (!c) rawClients.set(url, (c = neon(url, { fullResults: true })));
+  return c;
+}
+
+/** Runs `queries` as one transaction on `raw`: Serializable and retried, or one read-only snapshot. */
+async function runTransaction(raw: Client, queries: Pending[], opts: object, count: () => void) {
+  const reads = queries.every((q) => readsOnly({ query: textOf(q) }));
+  const mode = reads ? { isolationLevel: "RepeatableRead", readOnly: true } : { isolationLevel: "Serializable" };
+  for (let attempt = 0; ; attempt++) {
+    count();
+    try {
+      return await raw.transaction(queries, { ...opts, ...mode } as never);
+    } catch (err) {
+      if (attempt >= RETRIES || !retryable(err)) throw err;
+      await pause(attempt);
+    }
+  }
+}
 
 /**
- * The Neon HTTP client as drizzle and the executor use it, with two additions: every round trip
- * is counted (`X-Debug-Db-Calls`), and every transaction — the unit of a write, like a D1 batch —
+ * The Neon HTTP client as drizzle and the executor use it, with additions: every round trip
+ * is counted (`X-Debug-Db-Calls`); every transaction — the unit of a write, like a D1 batch —
  * runs Serializable and is retried on serialization failures and deadlocks, so the stores'
  * guard statements (`insert … where not exists …`) hold under concurrency as they do on D1,
- * which runs batches one at a time. Read-only transactions take one snapshot (repeatable read).
+ * which runs batches one at a time; read-only transactions take one snapshot (repeatable read).
+ * With a `router` (a read replica is configured), work that only reads goes where it decides
+ * (./pg-replica.ts) and every write is reported to it.
  */
-function countedClient(url: string, count: () => void): Client {
-  const raw = neon(url, { fullResults: true });
-  const counted = (p: NeonQueryPromise<false, true>) => {
-    const q = Object.create(p) as NeonQueryPromise<false, true>;
+function countedClient(raw: Client, count: () => void, router?: ReadRouter): Client {
+  // A query runs when first awaited (Neon's queries are lazy); here once, however often awaited.
+  const routed = (p: Pending) => {
+    let run: Promise<unknown> | undefined;
+    const start = () => {
+      if (!router) {
+        count();
+        return p;
+      }
+      if (readsOnly({ query: textOf(p) })) return router.read([p]).then((r) => r[0]);
+      count();
+      router.wrote();
+      return p;
+    };
+    const q = Object.create(p) as Pending;
     for (const m of ["then", "catch", "finally"] as const) {
       (q as unknown as Record<string, unknown>)[m] = (...args: unknown[]) => {
-        count();
-        return (p[m] as (...a: unknown[]) => unknown).apply(p, args);
+        run ??= Promise.resolve(start());
+        return (run[m] as (...a: unknown[]) => unknown).apply(run, args);
       };
     }
     return q;
   };
-  const client = ((strings: TemplateStringsArray, ...values: unknown[]) => counted(raw(strings, ...values))) as unknown as Client;
+  const client = ((strings: TemplateStringsArray, ...values: unknown[]) => routed(raw(strings, ...values))) as unknown as Client;
   Object.assign(client, {
     query: (text: string, params?: unknown[], opts?: object) => {
       if (params && params.length > MAX_BOUND_PARAMETERS) {
         throw new Error(`a statement binds ${params.length} parameters; D1 allows ${MAX_BOUND_PARAMETERS}: ${text.slice(0, 200)}`);
       }
-      return counted(raw.query(text, params, opts as never) as NeonQueryPromise<false, true>);
+      return routed(raw.query(text, params, opts as never) as Pending);
     },
     unsafe: raw.unsafe,
-    transaction: async (queries: NeonQueryPromise<false, true>[], opts: object = {}) => {
-      const reads = queries.every((q) => readsOnly((q as unknown as { queryData: { query: string } }).queryData));
-      const mode = reads ? { isolationLevel: "RepeatableRead", readOnly: true } : { isolationLevel: "Serializable" };
-      for (let attempt = 0; ; attempt++) {
-        count();
-        try {
-          return await raw.transaction(queries, { ...opts, ...mode } as never);
-        } catch (err) {
-          if (attempt >= RETRIES || !retryable(err)) throw err;
-          await pause(attempt);
-        }
-      }
+    transaction: async (queries: Pending[], opts: object = {}) => {
+      if (router && queries.every((q) => readsOnly({ query: textOf(q) }))) return router.read(queries);
+      router?.wrote();
+      return runTransaction(raw, queries, opts, count);
     },
   });
   return client;
 }
 
-/** drizzle over Postgres (Neon's HTTP transport) and the executor of raw batches. */
-export function openPg(url: string | undefined, proxy: string | undefined, count: () => void = () => {}) {
+/** drizzle over Postgres, built once per isolate and connection string (see ./per-request.ts). */
+const buildOrm = (client: Client) => drizzle({ client: client as unknown as NeonQueryFunction<false, false>, schema: tables });
+const baseOrms = new Map<string, ReturnType<typeof buildOrm>>();
+function baseOrm(url: string) {
+  let orm = baseOrms.get(url);
+  if (!orm) baseOrms.set(url, (orm = buildOrm(rawClient(url))));
+  return orm;
+}
+
+/** Where the Postgres backend connects: the primary, and optionally a read replica. */
+export interface PgUrls {
+  url: string | undefined;
+  readUrl?: string;
+  proxy?: string;
+}
+
+/**
+ * drizzle over Postgres (Neon's HTTP transport) and the executor of raw batches. With a read
+ * replica (`readUrl`) and a request's `read` session, read-only work may go to the replica under
+ * the read-your-writes rule of ./pg-replica.ts; `bookmark()` gives the bookmark for the response.
+ */
+export function openPg({ url, readUrl, proxy }: PgUrls, count: () => void = () => {}, read?: ReadSession) {
   if (!url) throw new Error("DB_BACKEND is 'postgres' but DATABASE_URL is not set");
   useLocalProxy(proxy);
-  const client = countedClient(url, count);
+  const primary = rawClient(url);
+  const router = readUrl && read ? readRouter({ primary, replica: rawClient(readUrl), session: read, count, runTransaction }) : undefined;
+  const client = countedClient(primary, count, router);
   const exec: Executor = {
     kind: "postgres",
     batch: async (queries: Query[]) => {
-      const prepared = queries.map((q) => client.query(q.sql, q.params, { arrayMode: q.arrayMode ?? false, fullResults: true }) as NeonQueryPromise<false, true>);
+      const prepared = queries.map((q) => client.query(q.sql, q.params, { arrayMode: q.arrayMode ?? false, fullResults: true }) as Pending);
       // One statement that only reads is a snapshot by itself: sent alone it spares the proxy
       // and the server a BEGIN and a COMMIT (a hot read is usually one statement).
       if (prepared.length === 1 && readsOnly({ query: queries[0].sql })) return [await prepared[0]];
@@ -110,5 +165,9 @@ export function openPg(url: string | undefined, proxy: string | undefined, count
       return { results: r.rows ?? [], changes: r.rowCount ?? 0 };
     },
   };
-  return { orm: drizzle({ client, schema: tables }), exec };
+  const base = baseOrm(url);
+  // The session drizzle would build, over this request's client; the rest of `base` is shared.
+  const { dialect, schema, options } = (base as unknown as { session: { dialect: never; schema: never; options: object } }).session;
+  const orm = layered(base as typeof base & { session: unknown }, new NeonHttpSession(client, dialect, schema, options), client, () => buildOrm(client).query);
+  return { orm, exec, bookmark: router ? router.bookmark : async () => null, readsWent: router?.readsWent };
 }
