@@ -165,7 +165,7 @@ export function createApp() {
       const db = openDb(c.env, undefined, read);
       c.set("db", db);
       await next();
-      await returnBookmark(c, db);
+      await returnBookmark(c, c.var.db);
       return;
     }
     // Test mode: count the request's database round trips (X-Debug-Db-Calls) and, on D1, the
@@ -175,14 +175,14 @@ export function createApp() {
     const db = openDb(c.env, { call: () => calls++, rowsRead: (n) => (rowsRead += n) }, read);
     c.set("db", db);
     await next();
-    await returnBookmark(c, db);
+    await returnBookmark(c, c.var.db);
     try {
       c.res.headers.set("X-Debug-Db-Calls", String(calls));
       if (!isPostgres) c.res.headers.set("X-Debug-Rows-Read", String(rowsRead));
       // Where the request's D1 session started: "first-unconstrained", "first-primary" or "bookmark".
       if (!isPostgres) c.res.headers.set("X-Debug-Db-Session", read.bookmark ? "bookmark" : d1Constraint(read));
       // Postgres with a read replica: where the reads went, e.g. "replica" or "replica,primary".
-      if (db.readsWent) c.res.headers.set("X-Debug-Db-Reads", db.readsWent.join(","));
+      if (c.var.db.readsWent) c.res.headers.set("X-Debug-Db-Reads", c.var.db.readsWent.join(","));
     } catch {
       // Immutable headers (a proxied WebSocket upgrade): nothing to report.
     }

@@ -57,7 +57,13 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
     const path = c.req.path.length > 1 && c.req.path.endsWith("/") ? c.req.path.slice(0, -1) : c.req.path;
     const hash = await bearerHash(raw);
     const reads = c.req.method === "GET" ? alongsideFor(c, path, hash) : undefined;
-    const [found, results] = await findTokenWith(c.var.db, hash, reads ?? []);
+    let [found, results] = await findTokenWith(c.var.db, hash, reads ?? []);
+    if (!found && c.var.db.readsMayLag) {
+      // A token issued moments ago (to another client: an OAuth redirect carries no bookmark) may
+      // not have reached the replica yet: ask the primary before answering 401, and stay there.
+      c.set("db", c.var.db.onPrimary());
+      [found, results] = await findTokenWith(c.var.db, hash, reads ?? []);
+    }
     if (reads) c.set("alongside", results);
     if (!found || found.app.deletedAt != null || found.user?.isDisabled) {
       throw ApiError.unauthorized("the access token is unknown or was deleted");

@@ -30,6 +30,10 @@ export type Db = DrizzleD1Database<typeof sqliteTables> & {
   readonly bookmark: () => Promise<string | null>;
   /** Postgres with a read replica: where the request's reads went so far (test mode's `X-Debug-Db-Reads`). */
   readonly readsWent?: readonly string[];
+  /** Whether this handle's reads may come from a replica that lags the primary (no bookmark to wait for). */
+  readonly readsMayLag: boolean;
+  /** The same database with every statement on the primary (for a lookup that missed on a replica). */
+  readonly onPrimary: () => Db;
 };
 
 type DbEnv = Pick<Env, "DB"> & { DATABASE_URL?: string; DATABASE_READ_URL?: string; DB_PROXY?: string };
@@ -45,5 +49,7 @@ export function openDb(env: DbEnv, meter?: DbMeter, read?: ReadSession): Db {
     ? openPg({ url: env.DATABASE_URL, readUrl: env.DATABASE_READ_URL || undefined, proxy: env.DB_PROXY }, meter && (() => meter.call()), read)
     : openD1(env.DB, meter, read);
   // On the request's own object (drizzle's shared parts are its prototype): no copy of drizzle.
-  return Object.assign(orm as unknown as DrizzleD1Database<typeof sqliteTables>, { exec, bookmark, readsWent });
+  const readsMayLag = !!read && read.reads && read.bookmark === null && (!isPostgres || !!env.DATABASE_READ_URL);
+  const onPrimary = () => openDb(env, meter, read && { reads: false, bookmark: null });
+  return Object.assign(orm as unknown as DrizzleD1Database<typeof sqliteTables>, { exec, bookmark, readsWent, readsMayLag, onPrimary });
 }

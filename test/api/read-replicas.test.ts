@@ -124,4 +124,15 @@ describe.skipIf(!replica)("Postgres read replica (a stale copy stands in for a l
     expect(mine.status, mine.text).toBe(200);
     expect(mine.body.data.map((p: { id: string }) => p.id)).toContain(post.body.data.id);
   });
+
+  it("a token issued after the replica's copy is found on the primary, not refused: no bookmark travels with an OAuth redirect", async () => {
+    const early = await actor();
+    await copyPrimaryToReplica(early.token);
+    const fresh = await actor(); // its token exists only on the primary
+    const res = await call("GET", "/users/me", { token: fresh.token });
+    expect(res.status, res.text).toBe(200);
+    expect(res.headers.get("X-Debug-Db-Reads")).toBe("primary"); // the replica missed it (the request then stays on the primary)
+    // An unknown token is still a 401 (after both looked).
+    expect((await call("GET", "/users/me", { token: "no-such-token" })).status).toBe(401);
+  });
 });
