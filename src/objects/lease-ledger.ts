@@ -61,7 +61,7 @@ interface Holder {
 /** Largest block of requests one lease grants. */
 export const MAX_LEASE = 64;
 /** A holder's first lease in a window; a lease spent in full is followed by one twice as large. */
-export const FIRST_LEASE = 4;
+export const FIRST_LEASE = 16;
 /**
  * A lease is at most 1/SHARE of what is left, divided by the holders of the window: all holders'
  * leases together hold about a sixteenth of the remainder, which bounds what isolates that stop

@@ -265,17 +265,24 @@ describe("bans in KV and in the Durable Object", { timeout: 60_000 }, () => {
     expect(Math.max(...grants)).toBeLessThanOrEqual(MAX_LEASE);
   });
 
-  it("asks the Durable Object once per block, not once per request; blocks double while spent", async () => {
+  it("asks the Durable Object once per block, not once per request; a block spent is followed by one twice as large", async () => {
     const { token } = await actor();
     const c = client();
     for (let i = 0; i < 10; i++) expect((await c.get("/token", { token, now: T })).status).toBe(200);
     const stub = env.RATE_LIMITER.getByName(`token:${await sha256Hex(token)}`);
-    // Two leases served all ten requests: FIRST_LEASE, then twice that once it was spent.
+    // One lease of FIRST_LEASE served all ten requests: the object counted one block.
     const count = await runInDurableObject(
       stub,
       (o: RateLimiter) => (o as unknown as { ledger: { state: { windows: Record<string, { count: number }> } } }).ledger.state.windows.read.count,
     );
-    expect(count).toBe(FIRST_LEASE + 2 * FIRST_LEASE);
+    expect(count).toBe(FIRST_LEASE);
+    // Once spent, the next lease is twice as large.
+    for (let i = 10; i < FIRST_LEASE + 1; i++) expect((await c.get("/token", { token, now: T })).status).toBe(200);
+    const after = await runInDurableObject(
+      stub,
+      (o: RateLimiter) => (o as unknown as { ledger: { state: { windows: Record<string, { count: number }> } } }).ledger.state.windows.read.count,
+    );
+    expect(after).toBe(3 * FIRST_LEASE);
   });
 
   it("keys a token's counters on the token's SHA-256 (no database lookup needed)", async () => {

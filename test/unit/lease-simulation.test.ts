@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../src/config";
 import { LeasePools, type AskLease } from "../../src/middleware/lease-pools";
-import { LeaseLedger, type HitResult } from "../../src/objects/lease-ledger";
+import { FIRST_LEASE, LeaseLedger, type HitResult } from "../../src/objects/lease-ledger";
 
 /**
  * One caller spread over m isolates: each isolate has its own `LeasePools` (the middleware's
@@ -119,9 +119,9 @@ describe("leases across isolates (simulation)", { timeout: 120_000 }, () => {
   it("a holder's return is credited once, only to the window it was leased in, and never beyond its lease", () => {
     const ledger = new LeaseLedger({ bannedUntil: 0, windows: {} }, () => {});
     const first = ledger.lease("read", 1000, 60, T, { holder: "a", returned: 0, from: -1 });
-    expect(first.granted).toBe(4);
-    expect(first.remaining).toBe(996);
-    // Hands back more than it holds: only its lease (4) comes back; the next lease is smaller.
+    expect(first.granted).toBe(FIRST_LEASE);
+    expect(first.remaining).toBe(1000 - FIRST_LEASE);
+    // Hands back more than it holds: only its lease comes back; having spent none, its next lease is 1.
     const second = ledger.lease("read", 1000, 60, T + 1, { holder: "a", returned: 100, from: T });
     expect(second.remaining).toBe(1000 - second.granted);
     expect(second.granted).toBe(1);
