@@ -3,7 +3,7 @@ import { ApiError } from "../http/errors";
 import { now } from "../http/time";
 import type { AppEnv } from "../http/types";
 import type { Statement } from "../db/batch";
-import { findTokenWith, scopeList, touchActivity } from "../stores/tokens";
+import { activityDay, findTokenWith, scopeList, touchActivity } from "../stores/tokens";
 import { bearerHash } from "./crypto";
 
 /** The statements a GET path's handler will need, given the request and its token's viewer; none when unsure. */
@@ -70,7 +70,8 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
     }
     const scopes = scopeList(found.token);
     c.set("auth", { kind: found.token.userId == null ? "app" : "user", token: found.token, scopes, app: found.app, user: found.user });
-    const day = new Date(now(c) * 1000).toISOString().slice(0, 10);
+    // Once per activity day per token; the day turns at a per-user time after midnight (activityDay).
+    const day = found.user ? activityDay(found.user.id, now(c)) : "";
     if (found.user && found.token.lastSeenDay !== day) {
       c.executionCtx.waitUntil(touchActivity(c.var.db, found.token.id, found.user.id, day).catch(() => {}));
     }

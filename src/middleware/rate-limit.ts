@@ -6,8 +6,9 @@ import { LIMITS } from "../config";
 import { ApiError } from "../http/errors";
 import { now } from "../http/time";
 import type { AppEnv } from "../http/types";
-import type { BanRecord, HitResult } from "../objects/rate-limiter";
+import type { BanRecord } from "../objects/rate-limiter";
 import { findBan, knownBan, saveBan } from "../stores/bans";
+import { LeasePools, type LeaseAnswer, type Verdict } from "./lease-pools";
 
 interface Rule {
   bucket: "read" | "write";
@@ -38,8 +39,6 @@ interface Subject {
   rule: Rule;
 }
 
-type Verdict = Pick<HitResult, "allowed" | "limit" | "remaining" | "resetIn" | "retryIn">;
-
 /**
  * Rate limits and bans (decisions §9): counts every /v1 request from a client except CORS
  * preflights and the admin API (guarded by ADMIN_TOKEN), puts X-RateLimit-* on every response,
@@ -54,8 +53,10 @@ type Verdict = Pick<HitResult, "allowed" | "limit" | "remaining" | "resetIn" | "
  * of its own: the request then counts against its IP as an anonymous one.
  *
  * The caller's Durable Object is not asked per request: this isolate leases blocks of requests
- * from it and spends them from memory (`admit`), so most requests cost no I/O at all; near the
- * limit the blocks shrink to one request and the object decides each (src/objects/rate-limiter.ts).
+ * from it and spends them from memory (`LeasePools`), so most requests cost no I/O at all. Blocks
+ * are sized by how many isolates hold leases of the caller and hand back what they did not spend
+ * when renewed, so a caller spread over many isolates is not banned early; near the limit the
+ * blocks shrink to one request and the object decides each (src/objects/lease-ledger.ts).
  *
  * `RATE_LIMITS = "0"` turns all of it off (the benchmark's "limits off" run).
  */
@@ -110,62 +111,14 @@ function tokenOf(c: Context<AppEnv>): string | undefined {
   }
 }
 
-/** Requests of a caller's bucket leased to this isolate and not yet spent. */
-interface Pool {
-  /** Requests left to admit from memory. */
-  available: number;
-  /** What the Durable Object had left in the window after its last grant. */
-  objectRemaining: number;
-  windowStart: number;
-  windowEnd: number;
-  /** A lease being asked for: requests arriving meanwhile wait for it rather than ask too. */
-  pending: Promise<unknown> | null;
-}
+/** This isolate's pools of leased requests, and its name as a lease holder (made on first use: no randomness at startup). */
+const pools = new LeasePools();
+let holder: string | undefined;
 
-/** Callers' pools in this isolate (the oldest forgotten first past POOLS_MAX). */
-const pools = new Map<string, Pool>();
-const POOLS_MAX = 10_000;
-
-/**
- * Admits or refuses one request: from this isolate's pool while it holds leased requests of the
- * current window, else by leasing a new block (`consult`). One lease at a time per caller: a
- * request that finds one under way waits for it, so concurrent requests share blocks and a
- * single isolate refuses exactly at limit + 1. Remaining = the object's count + the pool, exact
- * when one isolate serves the caller and conservative otherwise.
- */
-async function admit(c: Context<AppEnv>, subject: Subject, at: number): Promise<Verdict | null> {
-  const key = `${subject.caller}|${subject.rule.bucket}`;
-  const { limit } = subject.rule;
-  for (;;) {
-    let pool = pools.get(key);
-    // A pool of another window is dropped (unless a lease for it is under way: wait for that).
-    if (pool && !pool.pending && (at >= pool.windowEnd || at < pool.windowStart)) pool = undefined;
-    if (pool && pool.available > 0) {
-      pool.available -= 1;
-      return { allowed: true, limit, remaining: pool.objectRemaining + pool.available, resetIn: pool.windowEnd - at };
-    }
-    if (pool?.pending) {
-      await pool.pending;
-      continue;
-    }
-    const fresh: Pool = pool ?? { available: 0, objectRemaining: 0, windowStart: at, windowEnd: at, pending: null };
-    pools.delete(key);
-    pools.set(key, fresh);
-    if (pools.size > POOLS_MAX) pools.delete(pools.keys().next().value!);
-    const asked = consult(c, subject, at);
-    fresh.pending = asked.catch(() => {});
-    const verdict = await asked;
-    fresh.pending = null;
-    if (!verdict || !verdict.allowed) {
-      pools.delete(key);
-      return verdict;
-    }
-    fresh.available += verdict.granted - 1;
-    fresh.objectRemaining = verdict.remaining;
-    fresh.windowEnd = at + verdict.resetIn;
-    fresh.windowStart = fresh.windowEnd - subject.rule.windowSeconds;
-    return { ...verdict, remaining: fresh.objectRemaining + fresh.available };
-  }
+/** Admits or refuses one request: from this isolate's pool, or by leasing a new block (`consult`). */
+function admit(c: Context<AppEnv>, subject: Subject, at: number): Promise<Verdict | null> {
+  const { limit, windowSeconds, bucket } = subject.rule;
+  return pools.admit(`${subject.caller}|${bucket}`, limit, windowSeconds, at, (returned, from) => consult(c, subject, at, returned, from));
 }
 
 /**
@@ -173,14 +126,14 @@ async function admit(c: Context<AppEnv>, subject: Subject, at: number): Promise<
  * requests from the caller's Durable Object; a ban that the request starts is written to KV. A
  * limiter failure lets the request through (logged): availability over enforcement.
  */
-async function consult(c: Context<AppEnv>, { caller, rule }: Subject, at: number): Promise<(Verdict & { granted: number }) | null> {
+async function consult(c: Context<AppEnv>, { caller, rule }: Subject, at: number, returned: number, from: number | undefined): Promise<LeaseAnswer> {
   try {
     const ban = await findBan(c.env.KV, caller, at).catch((err) => {
       console.error(JSON.stringify({ rate_limit: "kv read failed", error: String(err) }));
       return null;
     });
     if (ban) return { ...banned(ban, rule, at), granted: 0 };
-    const result = await c.env.RATE_LIMITER.getByName(caller).lease(rule.bucket, rule.limit, rule.windowSeconds, at);
+    const result = await c.env.RATE_LIMITER.getByName(caller).lease(rule.bucket, rule.limit, rule.windowSeconds, at, (holder ??= crypto.randomUUID()), returned, from);
     if (result.ban) {
       await saveBan(c.env.KV, caller, result.ban, at, result.newBan === true).catch((err) =>
         console.error(JSON.stringify({ rate_limit: "kv ban write failed", error: String(err) })),

@@ -89,7 +89,24 @@ export async function deleteToken(db: Db, id: number): Promise<void> {
   await db.delete(tokens).where(eq(tokens.id, id));
 }
 
-/** Records that a token's user was active today (once a day per token). */
+/**
+ * How far each user's activity day lags the UTC day. Recording a day's activity is a write (once a
+ * day per token), so with days that all turn at 00:00 UTC every user active at midnight writes in
+ * the same few seconds; a per-user phase spreads those writes over this many seconds.
+ */
+export const ACTIVITY_SPREAD_SECONDS = 3600;
+
+/** The user's phase: seconds after 00:00 UTC its activity day turns (Fibonacci hashing of the id: neighbours far apart). */
+export function activityPhase(userId: number): number {
+  return Math.floor(((Math.imul(userId, 0x9e3779b1) >>> 0) / 2 ** 32) * ACTIVITY_SPREAD_SECONDS);
+}
+
+/** The day (`YYYY-MM-DD`) a call at `at` (unix seconds) counts as active on for /sys/stats: the UTC day of `at` − phase. */
+export function activityDay(userId: number, at: number): string {
+  return new Date((at - activityPhase(userId)) * 1000).toISOString().slice(0, 10);
+}
+
+/** Records that a token's user was active on `day` (`activityDay`: once a day per token). */
 export async function touchActivity(db: Db, tokenId: number, userId: number, day: string): Promise<void> {
   await db.batch([
     db.update(tokens).set({ lastSeenDay: day }).where(and(eq(tokens.id, tokenId))),

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { actor, appToken, call, makeApp, makeUser, userToken } from "../helpers";
+import { DB } from "../db";
 import { ALL_SCOPES, socket, subscribe, userStream } from "./stream-fixtures";
 
 // Stream markers (issue 7): POST /markers, the marker values of since_id/before_id and
@@ -50,6 +51,10 @@ describe("POST /markers", () => {
 
   it("sets a marker and returns the Marker object", async () => {
     await call("GET", "/token", { token: a.token }); // the token's first use of the day records activity
+    // That write runs after the response (waitUntil): wait for it, or the POST below may make it again.
+    for (let i = 0; i < 50 && !(await DB.prepare("SELECT last_seen_day AS d FROM tokens WHERE user_id = ?").bind(Number(a.user.id)).first("d")); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
     const t = clock + 100;
     clock = t;
     const res = await call("POST", "/markers", { token: a.token, json: [{ id: "123", name: "global", percentage: 40 }], now: t });

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { sha256Hex } from "../../src/auth/crypto";
 import { LIMITS } from "../../src/config";
+import { FIRST_LEASE } from "../../src/objects/lease-ledger";
 import { MAX_LEASE, type RateLimiter } from "../../src/objects/rate-limiter";
 import { actor, call, makeApp, makeUser, randomIp, type ApiResponse, type CallOptions } from "../helpers";
 import { DB } from "../db";
@@ -264,14 +265,24 @@ describe("bans in KV and in the Durable Object", { timeout: 60_000 }, () => {
     expect(Math.max(...grants)).toBeLessThanOrEqual(MAX_LEASE);
   });
 
-  it("asks the Durable Object once per block, not once per request", async () => {
+  it("asks the Durable Object once per block, not once per request; a block spent is followed by one twice as large", async () => {
     const { token } = await actor();
     const c = client();
     for (let i = 0; i < 10; i++) expect((await c.get("/token", { token, now: T })).status).toBe(200);
     const stub = env.RATE_LIMITER.getByName(`token:${await sha256Hex(token)}`);
-    // One lease of MAX_LEASE served all ten requests: the object counted one block.
-    const count = await runInDurableObject(stub, (o: RateLimiter) => (o as unknown as { state: { windows: Record<string, { count: number }> } }).state.windows.read.count);
-    expect(count).toBe(MAX_LEASE);
+    // One lease of FIRST_LEASE served all ten requests: the object counted one block.
+    const count = await runInDurableObject(
+      stub,
+      (o: RateLimiter) => (o as unknown as { ledger: { state: { windows: Record<string, { count: number }> } } }).ledger.state.windows.read.count,
+    );
+    expect(count).toBe(FIRST_LEASE);
+    // Once spent, the next lease is twice as large.
+    for (let i = 10; i < FIRST_LEASE + 1; i++) expect((await c.get("/token", { token, now: T })).status).toBe(200);
+    const after = await runInDurableObject(
+      stub,
+      (o: RateLimiter) => (o as unknown as { ledger: { state: { windows: Record<string, { count: number }> } } }).ledger.state.windows.read.count,
+    );
+    expect(after).toBe(3 * FIRST_LEASE);
   });
 
   it("keys a token's counters on the token's SHA-256 (no database lookup needed)", async () => {
@@ -279,8 +290,8 @@ describe("bans in KV and in the Durable Object", { timeout: 60_000 }, () => {
     await client().get("/token", { token, now: T });
     const stub = env.RATE_LIMITER.getByName(`token:${await sha256Hex(token)}`);
     const state = await runInDurableObject(stub, (_: RateLimiter, s) => s.storage.kv.get<{ windows: Record<string, { count: number }> }>("state"));
-    // The first request leased a block of MAX_LEASE; storage holds a reservation one block ahead.
-    expect(state?.windows.read.count).toBe(2 * MAX_LEASE);
+    // The first request leased a block of FIRST_LEASE; storage holds a reservation MAX_LEASE ahead.
+    expect(state?.windows.read.count).toBe(FIRST_LEASE + MAX_LEASE);
   });
 });
 
