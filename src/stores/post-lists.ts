@@ -5,6 +5,7 @@ import { text } from "../db/dialect";
 import type { PostFilters } from "../http/params";
 import type { Page } from "../http/pagination";
 import { pageBoundsSql } from "./channel-sql";
+import { homePage } from "./home-timeline";
 import { pageLimit, pageOrder, pageWhere } from "./page-sql";
 import { pageRow, postReads, type PostReadOptions, type PostSet } from "./posts";
 
@@ -123,11 +124,9 @@ export function listPage(stream: Stream, page: Page, viewerId: number | null, f:
       // `+repost_of`: keeps SQLite from using the repost_of index for `is null` (every original
       // matches) and sorting them all, instead of walking the primary key to the page.
       return pageOf(sql`+${posts.repostOf} is null and ${humanAuthor} and ${common}`, page);
-    case "personal": {
-      const mine = sql`${posts.userId} = ${stream.userId} or ${posts.userId} in (select f.followed_id from follows f where f.follower_id = ${stream.userId})`;
-      const mentions = stream.withMentions ? sql` or ${posts.id} in (select pm.post_id from post_mentions pm where pm.user_id = ${stream.userId})` : sql``;
-      return pageOf(sql`(${mine}${mentions}) and ${common}`, page);
-    }
+    case "personal":
+      // Fanned out on write (home_items): reads about a page, not every followed author's posts.
+      return homePage(stream.userId, stream.withMentions, page, common);
     case "user":
       return pageOf(sql`${posts.userId} = ${stream.userId} and ${and(filters)}`, page);
     case "mentions": {
