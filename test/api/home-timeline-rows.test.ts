@@ -65,7 +65,7 @@ describe("home timeline rows read", { timeout: 600_000 }, () => {
     expect((await call("PUT", `/users/${muted}/mute`, { token: viewer.token })).status).toBe(200);
     const merged = await DB.prepare(`select user_id from merged_authors where user_id = ?`).bind(big).all();
     expect(merged.results).toHaveLength(1);
-  });
+    }, 600_000);
 
   /** The list by its definition: own and followed authors' posts (and mentions), none by or reposting the muted author. */
   async function expected(withMentions: boolean, beforeId?: number) {
