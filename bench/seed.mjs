@@ -136,6 +136,15 @@ export async function seedData(db, { appId, actorIds, now }) {
     db.prepare(`UPDATE posts SET replies = (SELECT count(*) FROM posts r WHERE r.reply_to = posts.id) WHERE id > ${postBase}`),
     db.prepare(`UPDATE channels SET messages = (SELECT count(*) FROM messages m WHERE m.channel_id = channels.id), recent_message_id = (SELECT max(id) FROM messages m WHERE m.channel_id = channels.id) WHERE id > ${channelBase}`),
   ]);
+  // Home timelines as the API's writes fan them out (the rule and thresholds of migration
+  // home_timelines, config HOME_TIMELINES): merged authors first, then every user's own posts and
+  // their followed non-merged authors' posts.
+  await db.batch([
+    db.prepare(`INSERT INTO merged_authors (user_id) SELECT id FROM users WHERE followers > 5000 OR posts > 5000 ON CONFLICT DO NOTHING`),
+    db.prepare(`INSERT INTO home_items (user_id, post_id) SELECT user_id, id FROM posts WHERE true ON CONFLICT DO NOTHING`),
+    db.prepare(`INSERT INTO home_items (user_id, post_id) SELECT f.follower_id, p.id FROM follows f JOIN posts p ON p.user_id = f.followed_id
+      WHERE f.followed_id NOT IN (SELECT user_id FROM merged_authors) ON CONFLICT DO NOTHING`),
+  ]);
   bars.stop();
   return { postIds: [postBase + 1, postBase + SIZES.posts], messageIds: [messageBase + 1, messageBase + SIZES.messages], channelIds, userIds: [userId(0), userId(SIZES.users - 1)] };
 }

@@ -196,6 +196,24 @@ export const postMentions = sqliteTable(
   (t) => [primaryKey({ columns: [t.userId, t.postId] })],
 );
 
+/**
+ * Home timelines fanned out on write: one row per post per user whose /posts/streams/me shows it
+ * (the author, and each follower unless the author is in `merged_authors`). Written with the post,
+ * backfilled on follow, cleared on unfollow; the list's other rules are applied when it is read.
+ */
+export const homeItems = sqliteTable(
+  "home_items",
+  { userId: integer("user_id").notNull(), postId: integer("post_id").notNull() },
+  (t) => [primaryKey({ columns: [t.userId, t.postId] })],
+);
+
+/**
+ * Authors whose posts are not fanned out to followers (too many followers, or too many posts to
+ * backfill on a follow): home timelines merge their posts at read time. Never removed: an author
+ * leaves it only with a backfill of every follower, which nothing does.
+ */
+export const mergedAuthors = sqliteTable("merged_authors", { userId: integer("user_id").primaryKey() });
+
 /** Bookmarks; `id` orders a user's bookmarks (and pages them), newest first. */
 export const bookmarks = sqliteTable(
   "bookmarks",

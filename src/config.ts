@@ -15,6 +15,16 @@ export const LIMITS = {
   user: { description_max_length: 256, name_max_length: 50, presence_max_length: 100, username_max_length: 20 },
 } as const;
 
+/**
+ * Home timelines fanned out on write (stores/home-timeline.ts, README "Home timelines"). An author
+ * with more followers than `fanoutMaxFollowers`, or more posts than `backfillMaxPosts` when someone
+ * follows them, becomes a merged author (for good): their posts are not copied to followers, and
+ * each home timeline page reads at most `count + 1` of them per merged author it follows. So a
+ * post writes at most fanoutMaxFollowers + 1 rows and a follow at most about backfillMaxPosts.
+ * Migration home_timelines (0015 on D1, 0012 on Postgres) backfilled existing data with them.
+ */
+export const HOME_TIMELINES = { fanoutMaxFollowers: 5_000, backfillMaxPosts: 5_000 } as const;
+
 /** Further limits the contract names outside /sys/config. */
 export const MORE_LIMITS = {
   appStreamsPerApp: 5,

@@ -1,5 +1,6 @@
 import { eq, sql, type SQL } from "drizzle-orm";
 import { schema, type Db, type RawResult } from "../db";
+import { followBackfillSql, unfollowClearSql } from "./home-timeline";
 import { interactionWrites } from "./interactions";
 import { aliasedFields, mixedBatch, violates } from "../db/batch";
 import { userViewColumns, type UserView } from "./users";
@@ -57,6 +58,7 @@ export async function follow(db: Db, followerId: number, followedId: number, at:
           select ${followerId}, case when ${blockedEitherWay(followerId, followedId)} then null else ${int(followedId)} end, ${at}`,
         sql`update users set following = following + 1 where id = ${followerId}`,
         sql`update users set followers = followers + 1 where id = ${followedId}`,
+        ...followBackfillSql(followerId, followedId),
         ...interactionWrites({ userId: followedId, action: "follow", objectId: followedId, actorId: followerId, at }),
       ],
       () => true,
@@ -69,22 +71,29 @@ export async function follow(db: Db, followerId: number, followedId: number, at:
   }
 }
 
-/** Removes the follow rows `pairs` names (follower, followed), with their counts. */
+/**
+ * Removes the follow rows `pairs` names (follower, followed), with their counts and the followed
+ * user's posts on the follower's home timeline; UNFOLLOW_DELETE is the place of each pair's
+ * `delete … returning` among its UNFOLLOW_WRITES statements.
+ */
 function unfollowWrites(pairs: [number, number][]): SQL[] {
   return pairs.flatMap(([follower, followed]) => {
     const has = sql`exists(select 1 from follows fx where fx.follower_id = ${follower} and fx.followed_id = ${followed})`;
     return [
       sql`update users set following = following - 1 where id = ${follower} and ${has}`,
       sql`update users set followers = followers - 1 where id = ${followed} and ${has}`,
+      unfollowClearSql(follower, followed, has),
       sql`delete from follows where follower_id = ${follower} and followed_id = ${followed} returning follower_id`,
     ];
   });
 }
+const UNFOLLOW_WRITES = 4;
+const UNFOLLOW_DELETE = 3;
 
 const returnedRows = (r: RawResult) => r.results.length > 0;
 
 export function unfollow(db: Db, followerId: number, followedId: number): Promise<GraphChange> {
-  return run(db, followerId, followedId, unfollowWrites([[followerId, followedId]]), (r) => returnedRows(r[2]));
+  return run(db, followerId, followedId, unfollowWrites([[followerId, followedId]]), (r) => returnedRows(r[UNFOLLOW_DELETE]));
 }
 
 const existsUser = (id: number) => sql`exists(select 1 from users ux where ux.id = ${id})`;
@@ -127,7 +136,7 @@ export async function block(db: Db, userId: number, blockedId: number, at: numbe
       ]),
     ],
     (r) => {
-      unfollowed = { byUser: returnedRows(r[3]), byBlocked: returnedRows(r[6]) };
+      unfollowed = { byUser: returnedRows(r[1 + UNFOLLOW_DELETE]), byBlocked: returnedRows(r[1 + UNFOLLOW_WRITES + UNFOLLOW_DELETE]) };
       return returnedRows(r[0]);
     },
   );

@@ -4,6 +4,7 @@ import { boundShape, mixedBatch, type BoundQuery } from "../db/batch";
 import { text } from "../db/dialect";
 import type { PostFilters } from "../http/params";
 import type { Page } from "../http/pagination";
+import { homePage } from "./home-timeline";
 import { pageRow, postReads, type PostReadOptions, type PostSet } from "./posts";
 
 // Lists of posts: the page (a query of `pageRow`s) of each stream, bookmarks list, tag and
@@ -159,11 +160,9 @@ function listPageSql(stream: Stream, page: Page, f: PostFilters, a: ListArgs): S
       // `+repost_of`: keeps SQLite from using the repost_of index for `is null` (every original
       // matches) and sorting them all, instead of walking the primary key to the page.
       return pageOf(sql`+${posts.repostOf} is null and ${humanAuthor} and ${common}`, page, a);
-    case "personal": {
-      const mine = sql`${posts.userId} = ${a.subject} or ${posts.userId} in (select f.followed_id from follows f where f.follower_id = ${a.subject})`;
-      const mentions = stream.withMentions ? sql` or ${posts.id} in (select pm.post_id from post_mentions pm where pm.user_id = ${a.subject})` : sql``;
-      return pageOf(sql`(${mine}${mentions}) and ${common}`, page, a);
-    }
+    case "personal":
+      // Fanned out on write (home_items): reads about a page, not every followed author's posts.
+      return homePage(a.subject, stream.withMentions, page, common, (col) => bounds(col, page, a), a.limit);
     case "user":
       return pageOf(sql`${posts.userId} = ${a.subject} and ${and(filters)}`, page, a);
     case "mentions": {

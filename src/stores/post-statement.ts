@@ -36,20 +36,22 @@ function buildShape(kind: ViewerKind, paged: boolean): Shape {
         ? sql`${sql.placeholder("viewer")}`
         : sql`(SELECT vt.user_id FROM tokens vt WHERE vt.token_hash = ${sql.placeholder("hash")})`;
   const flag = (q: SQL) => (viewer ? q : sql`0`);
-  const fromPage = (col: string) => (paged ? sql`(SELECT pg.${sql.raw(col)} FROM page pg WHERE pg.id = ${posts.id})` : sql`NULL`);
+  // Paged: the page joined once (not looked up per column: each lookup walked the page again).
+  const fromPage = (col: string) => (paged ? sql.raw(`pg.${col}`) : sql`NULL`);
   const post = selectGroup(getTableColumns(posts), "p_");
   const user = selectGroup(embeddedUserColumns(viewer), "u_");
   const app = selectGroup({ clientId: apps.clientId, name: apps.name, url: apps.url, deletedAt: apps.deletedAt }, "a_");
   const extra = [
     sql`${flag(sql`exists(select 1 from bookmarks yb where yb.user_id = ${viewer} and yb.post_id = ${posts.id})`)} AS you_bookmarked`,
     sql`${flag(sql`exists(select 1 from posts yr where yr.repost_of = ${posts.id} and yr.user_id = ${viewer})`)} AS you_reposted`,
-    sql`${posts.id} in (select id from page) AS in_page`,
+    paged ? sql`pg.id IS NOT NULL AS in_page` : sql`${posts.id} in (select id from page) AS in_page`,
     sql`${fromPage("pid")} AS page_pid`,
     sql`${fromPage("pos")} AS page_pos`,
     sql`${fromPage("note")} AS page_note`,
   ];
   const statement = sql`SELECT ${sql.join([...post.select, ...user.select, ...app.select, ...extra], sql`, `)}
     FROM ${posts} LEFT JOIN ${users} ON ${users.id} = ${posts.userId} LEFT JOIN ${apps} ON ${apps.id} = ${posts.appId}
+    ${paged ? sql`LEFT JOIN page pg ON pg.id = ${posts.id}` : sql``}
     WHERE ${posts.id} IN (SELECT id FROM page UNION SELECT ro.repost_of FROM posts ro WHERE ro.id IN (SELECT id FROM page))`;
   // One IN over a union, not an OR of two INs: Postgres cannot use the primary key for the OR
   // and scans every post; SQLite plans both forms as primary-key probes.

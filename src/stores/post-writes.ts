@@ -4,6 +4,7 @@ import { isPostgres, type Db } from "../db";
 import { mixedBatch, violates } from "../db/batch";
 import { inList, int, jsonItem, jsonRows, jsonValues, lastId, text } from "../db/dialect";
 import type { TextResult } from "../text";
+import { fanOutSql, repostsClearSql } from "./home-timeline";
 import { interactionWrites } from "./interactions";
 import { markerWriteSql } from "./markers";
 import { messageFacets, rawAttachments } from "./messages";
@@ -108,7 +109,8 @@ export async function createPost(db: Db, p: NewPost): Promise<CreateResult> {
   }
   const facets = facetsInsert(id, postFacets(p.text, p.raw), rawAttachments(p.raw).fileIds, p.sentinel);
   if (facets) writes.push(facets);
-  writes.push(sql`update users set posts = posts + 1 where id = ${p.userId}`);
+  // The author's row is updated (locked, on Postgres) before the fan-out: see home-timeline.ts.
+  writes.push(sql`update users set posts = posts + 1 where id = ${p.userId}`, fanOutSql(p.userId, id));
   if (p.replyTo) {
     writes.push(
       sql`update posts set replies = replies + 1 where id = ${p.replyTo.id}`,
@@ -193,6 +195,7 @@ export async function deletePost(
   }
   writes.push(
     sql`update users set posts = posts - 1 where id in (select rp.user_id from posts rp where rp.repost_of = ${post.id})`,
+    repostsClearSql(sql`select rr.id from posts rr where rr.repost_of = ${post.id}`),
     sql`delete from posts where repost_of = ${post.id}`,
     sql`update posts set is_deleted = 1, reposts = 0 where id = ${post.id}`,
     sql`delete from post_mentions where post_id = ${post.id}`,
@@ -225,6 +228,7 @@ export async function createRepost(
     sql`update posts set thread_id = id where id = ${id}`,
     sql`update posts set reposts = reposts + 1 where id = ${r.target.id}`,
     sql`update users set posts = posts + 1 where id = ${r.userId}`,
+    fanOutSql(r.userId, id),
     ...interactionWrites({ userId: r.target.userId, action: "repost", objectId: r.target.id, actorId: r.userId, at: r.at }),
   ];
   try {
@@ -247,10 +251,11 @@ const actedOn = (postId: number) => sql`coalesce((select ao.repost_of from posts
 export async function deleteRepost(db: Db, postId: number, userId: number) {
   const target = actedOn(postId);
   const mine = sql`exists(select 1 from posts e where e.repost_of = ${target} and e.user_id = ${userId})`;
-  const [before, , , , after] = await mixedBatch(db, [
+  const [before, , , , , after] = await mixedBatch(db, [
     postsQuery(userId, sql`select mr.id as id from posts mr where mr.repost_of = ${target} and mr.user_id = ${userId}`),
     sql`update posts set reposts = reposts - 1 where id = ${target} and ${mine}`,
     sql`update users set posts = posts - 1 where id = ${userId} and ${mine}`,
+    repostsClearSql(sql`select dr.id from posts dr where dr.repost_of = ${target} and dr.user_id = ${userId}`),
     sql`delete from posts where repost_of = ${target} and user_id = ${userId}`,
     postsQuery(userId, sql`select ${target} as id`),
   ] as const);

@@ -1,0 +1,95 @@
+import { sql, type SQL } from "drizzle-orm";
+import { HOME_TIMELINES } from "../config";
+import { int } from "../db/dialect";
+import type { Page } from "../http/pagination";
+import { pageRow } from "./posts";
+
+// Home timelines (/posts/streams/me, /unified) fanned out on write, so that a page reads about a
+// page of rows however many posts there are (issue 27). `home_items` holds, per user, the ids of
+// their own posts and of their followed users' posts (reposts included); the list's other rules
+// (mutes, blocks, directed posts, the include_* flags, deletions) are applied when it is read.
+// Authors in `merged_authors` (config HOME_TIMELINES) are not fanned out: a page merges in their
+// posts at read time, at most a page of them per merged author followed. Unified adds the user's
+// mentions, walked on post_mentions' primary key (user_id, post_id).
+//
+// Postgres (read committed): a post's fan-out runs after its batch updated the author's users row,
+// and a follow's backfill / an unfollow's clean-up after theirs updated the followed user's row,
+// so a post and a follow of its author take the same row lock and the later one sees the other.
+
+const isMerged = (author: SQL | number) => sql`exists(select 1 from merged_authors ma where ma.user_id = ${author})`;
+
+/** Fans out the post `postId` (an id expression of the batch's insert) of `authorId`: their own row, and each follower's unless merged. */
+export function fanOutSql(authorId: number, postId: SQL): SQL {
+  return sql`insert into home_items (user_id, post_id)
+    select ${int(authorId)}, ${postId}
+    union all select fo.follower_id, ${postId} from follows fo where fo.followed_id = ${authorId} and not ${isMerged(authorId)}
+    on conflict do nothing`;
+}
+
+/**
+ * After a follow row and the followed user's counts were written: make the followed user a merged
+ * author past the thresholds, else copy their posts to the follower's home timeline.
+ */
+export function followBackfillSql(followerId: number, followedId: number): SQL[] {
+  return [
+    sql`insert into merged_authors (user_id) select mu.id from users mu where mu.id = ${followedId}
+      and (mu.followers > ${HOME_TIMELINES.fanoutMaxFollowers} or mu.posts > ${HOME_TIMELINES.backfillMaxPosts})
+      on conflict do nothing`,
+    sql`insert into home_items (user_id, post_id) select ${int(followerId)}, bp.id from posts bp
+      where bp.user_id = ${followedId} and not ${isMerged(followedId)}
+      on conflict do nothing`,
+  ];
+}
+
+/** Takes the followed user's posts off the follower's home timeline (when `guard` holds: the follow existed). */
+export function unfollowClearSql(followerId: number, followedId: number, guard: SQL): SQL {
+  return sql`delete from home_items where user_id = ${followerId}
+    and post_id in (select up.id from posts up where up.user_id = ${followedId}) and ${guard}`;
+}
+
+/** Removes the home rows of the reposts `reposts` selects (ids), before they are deleted. */
+export function repostsClearSql(reposts: SQL): SQL {
+  return sql`delete from home_items where post_id in (${reposts})
+    and user_id in (select rp.user_id from posts rp where rp.id in (${reposts})
+      union all select rf.follower_id from posts rp join follows rf on rf.followed_id = rp.user_id where rp.id in (${reposts}))`;
+}
+
+/**
+ * The page of a home timeline (the CTE `page` of post-statement): the newest (or oldest) `count`
+ * posts, after `visible` (the list's filters on `posts`), of three sources each walked in id
+ * order and cut at a page: the user's home_items, each followed merged author's posts (the cut
+ * found by the page-th visible post of that author), and with `withMentions` the user's mentions.
+ * Rows read: about a page per source (and per merged author followed), plus what `visible`
+ * filters out along the way.
+ */
+export function homePage(
+  userId: unknown,
+  withMentions: boolean,
+  page: Page,
+  visible: SQL,
+  bounds: (col: SQL) => SQL,
+  limit: unknown,
+): SQL {
+  const n = limit;
+  const dir = sql.raw(page.newestFirst ? "desc" : "asc");
+  const walk = (from: SQL, col: string, where: SQL) =>
+    sql`select posts.id as id from ${from} where ${where} and ${bounds(sql.raw(col))} and ${visible}
+      order by ${sql.raw(col)} ${dir} limit ${n}`;
+  // The page-th visible post of a merged author in the page's direction: their posts up to it.
+  const cut = sql`(select posts.id from posts where posts.user_id = ma.user_id and ${bounds(sql`posts.id`)} and ${visible}
+    order by posts.id ${dir} limit 1 offset (${n} - 1))`;
+  const withinCut = page.newestFirst ? sql`posts.id >= coalesce(${cut}, 0)` : sql`posts.id <= coalesce(${cut}, ${Number.MAX_SAFE_INTEGER})`;
+  const pos = page.newestFirst ? sql`-hs.id` : sql`hs.id`;
+  const source = (ids: SQL) => sql`select ${pageRow(sql`hs.id`, sql`hs.id`, pos)} from (${ids}) hs`;
+  const sources = [
+    source(walk(sql`home_items hi join posts on posts.id = hi.post_id`, "hi.post_id", sql`hi.user_id = ${userId}`)),
+    // CROSS JOIN: SQLite walks merged_authors first (else it scans posts); Postgres plans it freely.
+    source(sql`select posts.id as id from merged_authors ma cross join posts
+      where posts.user_id = ma.user_id and exists(select 1 from follows mf where mf.follower_id = ${userId} and mf.followed_id = ma.user_id)
+        and ${bounds(sql`posts.id`)} and ${withinCut} and ${visible}`),
+  ];
+  if (withMentions) sources.push(source(walk(sql`post_mentions pm join posts on posts.id = pm.post_id`, "pm.post_id", sql`pm.user_id = ${userId}`)));
+  // ORDER BY on the compound itself: SQLite merges the sorted sources lazily up to the limit
+  // (no temporary tables), and UNION drops a post two sources hold.
+  return sql`${sql.join(sources, sql` union `)} order by id ${dir} limit ${n}`;
+}

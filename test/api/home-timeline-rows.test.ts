@@ -1,0 +1,101 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { isPostgres } from "../../src/db";
+import { DB } from "../db";
+import { actor, call, uniqueName } from "../helpers";
+
+// Home timelines read a page, not the table (issue 27): with 20,000 posts by 200 authors seeded
+// straight into the database and a viewer following 50 of them (through the API, so the follow's
+// own work runs), a page of /posts/streams/me and /unified reads at most 5 × `count` rows on D1
+// beyond what rendering the same posts by id reads, newest page and page 2 alike. One followed
+// author is a merged author (too many followers to fan out), one is muted; the pages are checked
+// against the list's definition computed straight from the tables.
+
+const AUTHORS = 200;
+const POSTS = 20_000;
+const FOLLOWED = 50;
+const COUNT = 20;
+/** Rows a page may read beyond rendering its posts by id (see README "Home timelines"). */
+const BOUND = 5 * COUNT;
+/** The whole request, rendering included (rendering 20 posts by id reads ~650 rows in test mode). */
+const CEILING = 50 * COUNT;
+const CHUNK = 500;
+
+const rowsRead = (res: { headers: Headers }) => Number(res.headers.get("x-debug-rows-read"));
+const ids = (res: { body: any }) => (res.body.data as any[]).map((p) => p.id);
+
+describe("home timeline rows read", { timeout: 600_000 }, () => {
+  let viewer: Awaited<ReturnType<typeof actor>>;
+  let authors: number[];
+  /** Followed authors whose posts are on the first pages: one merged, one muted. */
+  let big: number, muted: number;
+
+  beforeAll(async () => {
+    viewer = await actor("write_post stream follow");
+    const me = Number(viewer.user.id);
+    const prefix = uniqueName("h").slice(0, 12);
+    const userRows = Array.from({ length: AUTHORS }, (_, i) => `('${prefix}${i}', 'x', 1)`);
+    await DB.prepare(`insert into users (username, password_hash, created_at) values ${userRows.join(", ")}`).run();
+    const found = await DB.prepare(`select id from users where username like '${prefix}%' order by id`).all<{ id: number }>();
+    authors = found.results.map((r) => Number(r.id));
+    [big, muted] = [authors[FOLLOWED - 1], authors[FOLLOWED - 2]];
+    const appId = (await DB.prepare(`select id from apps order by id limit 1`).first<{ id: number }>("id"))!;
+    // Posts round-robin over the authors; every 7th a reply, every 11th a repost, every 50th mentions the viewer.
+    const first = Number((await DB.prepare(`select coalesce(max(id), 0) as m from posts`).first("m")) ?? 0) + 1;
+    for (let start = 0; start < POSTS; start += CHUNK) {
+      const rows: string[] = [];
+      for (let i = start; i < Math.min(POSTS, start + CHUNK); i++) {
+        const author = authors[i % AUTHORS];
+        const replyTo = i % 7 === 6 && i > AUTHORS ? first + i - AUTHORS : null;
+        const repostOf = i % 11 === 10 && replyTo == null && i > 3 ? first + i - 3 : null;
+        rows.push(`(${author}, ${appId}, 0, ${replyTo ?? "null"}, ${repostOf ?? "null"}, ${repostOf ? "null" : `'post ${i}'`}, 1000, 1000)`);
+      }
+      await DB.prepare(
+        `insert into posts (user_id, app_id, thread_id, reply_to, repost_of, text, created_at, revised_at) values ${rows.join(", ")}`,
+      ).run();
+    }
+    await DB.prepare(`update posts set thread_id = id where thread_id = 0`).run();
+    await DB.prepare(`insert into post_mentions (post_id, user_id) select id, ${me} from posts where id >= ${first} and (id - ${first}) % 50 = 0`).run();
+    await DB.prepare(`update users set posts = ${POSTS / AUTHORS} where username like '${prefix}%'`).run();
+    // `big` has more followers than a post fans out to: following them makes them a merged author.
+    await DB.prepare(`update users set followers = 6000 where id = ${big}`).run();
+    for (const a of authors.slice(0, FOLLOWED)) {
+      const res = await call("PUT", `/users/${a}/follow`, { token: viewer.token });
+      expect(res.status, res.text).toBe(200);
+    }
+    expect((await call("PUT", `/users/${muted}/mute`, { token: viewer.token })).status).toBe(200);
+    const merged = await DB.prepare(`select user_id from merged_authors where user_id = ?`).bind(big).all();
+    expect(merged.results).toHaveLength(1);
+    }, 600_000);
+
+  /** The list by its definition: own and followed authors' posts (and mentions), none by or reposting the muted author. */
+  async function expected(withMentions: boolean, beforeId?: number) {
+    const me = Number(viewer.user.id);
+    const rows = await DB.prepare(
+      `select p.id from posts p where (p.user_id = ? or p.user_id in (select followed_id from follows where follower_id = ?)
+        ${withMentions ? "or p.id in (select post_id from post_mentions where user_id = ?)" : "or ? = 0"})
+        and p.user_id <> ? and (p.repost_of is null or (select o.user_id from posts o where o.id = p.repost_of) <> ?)
+        and p.id < ? order by p.id desc limit ${COUNT}`,
+    )
+      .bind(me, me, me, muted, muted, beforeId ?? Number.MAX_SAFE_INTEGER)
+      .all<{ id: number }>();
+    return rows.results.map((r) => String(r.id));
+  }
+
+  for (const stream of ["me", "unified"]) {
+    it(`/posts/streams/${stream}: pages as the definition says, each reading at most ${BOUND} rows beyond their rendering`, async () => {
+      const page1 = await call("GET", `/posts/streams/${stream}?count=${COUNT}`, { token: viewer.token });
+      expect(page1.status, page1.text).toBe(200);
+      expect(ids(page1)).toEqual(await expected(stream === "unified"));
+      expect(ids(page1).some((id) => page1.body.data.find((p: any) => p.id === id).user.id === String(big))).toBe(true);
+      const page2 = await call("GET", `/posts/streams/${stream}?count=${COUNT}&before_id=${page1.body.meta.min_id}`, { token: viewer.token });
+      expect(ids(page2)).toEqual(await expected(stream === "unified", Number(page1.body.meta.min_id)));
+      if (isPostgres) return; // rows read: D1 only
+      for (const page of [page1, page2]) {
+        const rendering = await call("GET", `/posts?ids=${ids(page).join(",")}`, { token: viewer.token });
+        console.log(`${stream}: rows read by the page ${rowsRead(page)}, by rendering the same posts by id ${rowsRead(rendering)}`);
+        expect(rowsRead(page)).toBeLessThanOrEqual(rowsRead(rendering) + BOUND);
+        expect(rowsRead(page)).toBeLessThanOrEqual(CEILING);
+      }
+    });
+  }
+});
