@@ -1,7 +1,7 @@
 import { sql, type Placeholder, type SQL } from "drizzle-orm";
 import { schema, type Db } from "../db";
 import { boundShape, mixedBatch, type BoundQuery } from "../db/batch";
-import { text } from "../db/dialect";
+import { text, unindexed } from "../db/dialect";
 import type { PostFilters } from "../http/params";
 import type { Page } from "../http/pagination";
 import { homePage } from "./home-timeline";
@@ -157,9 +157,9 @@ function listPageSql(stream: Stream, page: Page, f: PostFilters, a: ListArgs): S
   const common = and([...filters, visibleTo(a.viewer, f.muted)]);
   switch (stream.kind) {
     case "global":
-      // `+repost_of`: keeps SQLite from using the repost_of index for `is null` (every original
+      // `unindexed` (`+repost_of` on SQLite): keeps SQLite from using the repost_of index for `is null` (every original
       // matches) and sorting them all, instead of walking the primary key to the page.
-      return pageOf(sql`+${posts.repostOf} is null and ${humanAuthor} and ${common}`, page, a);
+      return pageOf(sql`${unindexed(posts.repostOf)} is null and ${humanAuthor} and ${common}`, page, a);
     case "personal":
       // Fanned out on write (home_items): reads about a page, not every followed author's posts.
       return homePage(a.subject, stream.withMentions, page, common, (col) => bounds(col, page, a), a.limit);
@@ -175,7 +175,7 @@ function listPageSql(stream: Stream, page: Page, f: PostFilters, a: ListArgs): S
     case "thread":
       return pageOf(sql`${posts.threadId} = (select tp.thread_id from posts tp where tp.id = ${a.subject}) and ${common}`, page, a);
     case "explore":
-      return pageOf(sql`+${posts.repostOf} is null and ${humanAuthor} and ${exploreCondition(stream.slug, a)} and ${common}`, page, a);
+      return pageOf(sql`${unindexed(posts.repostOf)} is null and ${humanAuthor} and ${exploreCondition(stream.slug, a)} and ${common}`, page, a);
     case "tag": {
       // Walks the tag's facet rows (primary key: facet, value, post_id) in post id order.
       const pos = page.newestFirst ? sql`-tf.post_id` : sql`tf.post_id`;
