@@ -65,7 +65,8 @@ export async function startPostgres() {
   process.once("exit", stopNow);
   for (const [sig, code] of [["SIGINT", 130], ["SIGTERM", 143]]) process.once(sig, () => process.exit(code));
 
-  cluster = await startCluster({ port: await freePort() });
+  // pg_stat_statements: the statement statistics of the rows-read pass (bench/mix-run.mjs).
+  cluster = await startCluster({ port: await freePort(), settings: { shared_preload_libraries: "pg_stat_statements" } });
   const port = cluster.port;
   await migrate({ db: DB, port });
   proxy = await startProxy({ port: await freePort(), child: true });
@@ -73,6 +74,7 @@ export async function startPostgres() {
   // The seeding connection idles after seeding; if the server drops it, say so instead of crashing the run.
   client.on("error", (e) => console.error(`bench: the seeding connection to Postgres failed: ${e.message}`));
   await client.connect();
+  await client.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
   return {
     name: "Postgres",
     label: `Postgres (Neon driver through the local proxy, cluster 127.0.0.1:${port})`,
@@ -90,6 +92,16 @@ export async function startPostgres() {
         await client.query(`SELECT setval(pg_get_serial_sequence($1, 'id'), max(id)) FROM "${t}" HAVING max(id) IS NOT NULL`, [t]);
       }
       await client.query("VACUUM ANALYZE"); // settled: seeding's counter upserts leave dead rows autovacuum would clean mid-run
+    },
+    /** Statement statistics since the last call: total rows returned/affected, buffers touched, SQL time. */
+    async statements() {
+      const { rows } = await client.query(
+        `SELECT coalesce(sum(calls), 0) AS calls, coalesce(sum(rows), 0) AS rows, coalesce(sum(shared_blks_hit + shared_blks_read), 0) AS blocks,
+           coalesce(sum(total_exec_time), 0) AS ms FROM pg_stat_statements
+         WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query !~* 'pg_stat_statements' AND query !~* '^\\s*(discard|reset|begin|commit|rollback|set )'`,
+      );
+      await client.query("SELECT pg_stat_statements_reset()");
+      return rows[0];
     },
     async stop() {
       await client?.end().catch(() => {});

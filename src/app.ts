@@ -144,12 +144,13 @@ export function createApp() {
   // Mounted ahead of the database handle, rate limits and authentication: a health probe uses none of them.
   app.route("/v1", healthRoutes);
   app.use("*", async (c, next) => {
-    if (c.env.ALLOW_TEST_CLOCK !== "1") {
+    if (c.env.ALLOW_TEST_CLOCK !== "1" && c.env.BENCH_ROWS_READ !== "1") {
       c.set("db", openDb(c.env));
       return next();
     }
-    // Test mode: count the request's database round trips (X-Debug-Db-Calls) and, on D1, the
-    // rows they read (X-Debug-Rows-Read: the sum of D1's meta.rows_read).
+    // Test mode, or the benchmark's meter alone (BENCH_ROWS_READ, which turns on nothing else):
+    // count the request's database round trips (X-Debug-Db-Calls) and, on D1, the rows they read
+    // (X-Debug-Rows-Read: the sum of D1's meta.rows_read).
     let calls = 0;
     let rowsRead = 0;
     c.set("db", openDb(c.env, { call: () => calls++, rowsRead: (n) => (rowsRead += n) }));
