@@ -43,7 +43,7 @@ export function zipf(n, s, random = Math.random) {
 }
 
 async function insert(db, table, columns, rows) {
-  const PER_STATEMENT = 200, PER_BATCH = 25;
+  const PER_STATEMENT = 100, PER_BATCH = 20;
   let batch = [];
   for (let i = 0; i < rows.length; i += PER_STATEMENT) {
     const values = rows.slice(i, i + PER_STATEMENT).map((r) => `(${r.join(",")})`).join(",");
