@@ -84,7 +84,7 @@ export function generator(data, { bust = false } = {}) {
       if (undo) return { method: "DELETE", path: `/v1/posts/${id}/repost` };
       const p = postId();
       mine[u].reposts.push(p);
-      return { method: "POST", path: `/v1/posts/${p}/repost` };
+      return { method: "PUT", path: `/v1/posts/${p}/repost` };
     }),
     "bookmark": (u) => toggle(u, mine[u].bookmarks, (id, undo) => {
       if (undo) return { method: "DELETE", path: `/v1/posts/${id}/bookmark` };
