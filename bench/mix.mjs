@@ -130,9 +130,9 @@ export function send(url, agent, req, headers = {}) {
       const chunks = [];
       res.on("data", (c) => chunks.push(c));
       res.on("end", () => resolve({ status: res.statusCode, ms: performance.now() - t0, headers: res.headers, body: Buffer.concat(chunks).toString() }));
-      res.on("error", () => resolve({ status: 0, ms: performance.now() - t0, headers: {}, body: "" }));
+      res.on("error", (e) => resolve({ status: 0, error: e.code ?? e.message, ms: performance.now() - t0, headers: {}, body: "" }));
     });
-    r.on("error", () => resolve({ status: 0, ms: performance.now() - t0, headers: {}, body: "" }));
+    r.on("error", (e) => resolve({ status: 0, error: e.code ?? e.message, ms: performance.now() - t0, headers: {}, body: "" }));
     r.end(body);
   });
 }
@@ -158,7 +158,9 @@ export async function runMix({ url, duration, connections, data, weights, bust, 
       if (!s) stats.set(req.type, (s = { read: req.read, ms: [], non2xx: 0, statuses: {}, hit: 0, miss: 0 }));
       s.ms.push(res.ms);
       total++;
-      if (res.status < 200 || res.status > 299) s.non2xx++, (s.statuses[res.status] = (s.statuses[res.status] ?? 0) + 1);
+      // A failed connection counts as status 0, by its error code.
+      const status = res.status || `0 ${res.error}`;
+      if (res.status < 200 || res.status > 299) s.non2xx++, (s.statuses[status] = (s.statuses[status] ?? 0) + 1);
       else gen.saw(req, res.body);
       const cache = res.headers["x-cache"];
       if (cache === "hit") s.hit++;
