@@ -20,6 +20,8 @@ const result = await autocannon({
       setupRequest(req) {
         const n = i++;
         req.path = paths[n % paths.length];
+        // `bust`: a distinct harmless parameter per request, so no kept response is served.
+        if (job.bust) req.path += `${req.path.includes("?") ? "&" : "?"}_b=${n}`;
         if (tokens.length) req.headers = { ...req.headers, authorization: `Bearer ${tokens[n % tokens.length]}` };
         return req;
       },

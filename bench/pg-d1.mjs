@@ -57,7 +57,7 @@ function d1Like(client) {
  * daemon that would otherwise outlive it; the proxy is a child that ends with its IPC channel.
  */
 export async function startPostgres() {
-  let cluster, proxy, client;
+  let cluster, proxy, client, admin;
   const stopNow = () => {
     if (cluster) stopCluster(cluster.dir), rmSync(cluster.dir, { recursive: true, force: true });
     cluster = undefined;
@@ -65,7 +65,8 @@ export async function startPostgres() {
   process.once("exit", stopNow);
   for (const [sig, code] of [["SIGINT", 130], ["SIGTERM", 143]]) process.once(sig, () => process.exit(code));
 
-  cluster = await startCluster({ port: await freePort() });
+  // pg_stat_statements: the statement statistics of the rows-read pass (bench/mix-run.mjs).
+  cluster = await startCluster({ port: await freePort(), settings: { shared_preload_libraries: "pg_stat_statements" } });
   const port = cluster.port;
   await migrate({ db: DB, port });
   proxy = await startProxy({ port: await freePort(), child: true });
@@ -73,6 +74,11 @@ export async function startPostgres() {
   // The seeding connection idles after seeding; if the server drops it, say so instead of crashing the run.
   client.on("error", (e) => console.error(`bench: the seeding connection to Postgres failed: ${e.message}`));
   await client.connect();
+  // The statement statistics need the superuser (the app role may not create or reset them).
+  admin = new pg.Client({ host: cluster.dir, port, user: "postgres", database: DB, types });
+  admin.on("error", (e) => console.error(`bench: the statistics connection to Postgres failed: ${e.message}`));
+  await admin.connect();
+  await admin.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
   return {
     name: "Postgres",
     label: `Postgres (Neon driver through the local proxy, cluster 127.0.0.1:${port})`,
@@ -91,7 +97,18 @@ export async function startPostgres() {
       }
       await client.query("VACUUM ANALYZE"); // settled: seeding's counter upserts leave dead rows autovacuum would clean mid-run
     },
+    /** Statement statistics since the last call: total rows returned/affected, buffers touched, SQL time. */
+    async statements() {
+      const { rows } = await admin.query(
+        `SELECT coalesce(sum(calls), 0) AS calls, coalesce(sum(rows), 0) AS rows, coalesce(sum(shared_blks_hit + shared_blks_read), 0) AS blocks,
+           coalesce(sum(total_exec_time), 0) AS ms FROM pg_stat_statements
+         WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query !~* 'pg_stat_statements' AND query !~* '^\\s*(discard|reset|begin|commit|rollback|set )'`,
+      );
+      await admin.query("SELECT pg_stat_statements_reset()");
+      return rows[0];
+    },
     async stop() {
+      await admin?.end().catch(() => {});
       await client?.end().catch(() => {});
       client = undefined;
       await proxy?.stop().catch(() => {});

@@ -14,6 +14,9 @@ import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from "wran
 import WebSocket from "ws";
 import { measureReplay } from "./replay.mjs";
 import { SIZES, seedData } from "./seed.mjs";
+import { MIX_SIZES, seedMix } from "./mix-seed.mjs";
+import { READS, WRITES } from "./mix.mjs";
+import { measureMix, meterTypes, printMix } from "./mix-run.mjs";
 
 // `npm run bench -- soak [--minutes N ...]`: the bounded soak of `npm start` instead (bench/soak.mjs).
 if (process.argv[2] === "soak") {
@@ -30,6 +33,8 @@ const PG = process.env.BENCH_DB === "pg";
 // floors always run; streams, replay and the limiter only when named). For working on one row.
 const ONLY = process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(",").map((s) => s.trim()) : null;
 const wanted = (name) => !ONLY || ONLY.some((o) => name.includes(o));
+// The mix (bench/mix.mjs): seeded and measured when it or one of its types is named.
+const mixOn = ["mix", "writes", ...Object.keys(READS), ...Object.keys(WRITES)].some(wanted);
 if (!PG && process.env.BENCH_DB && process.env.BENCH_DB !== "d1") throw new Error(`BENCH_DB must be "d1" or "pg", not "${process.env.BENCH_DB}"`);
 const ADMIN_TOKEN = "bench-admin-token";
 const env = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
@@ -89,7 +94,6 @@ async function api(method, p, { token, json, form } = {}) {
 // 4. Actors through the API (they can log in), then the bulk data set straight into the database.
 const now = Math.floor(Date.now() / 1000);
 const app = (await api("POST", "/admin/apps", { token: ADMIN_TOKEN, json: { name: "Bench" } })).body.data;
-const scope = "basic email files follow messages public_messages polls presence stream write_post";
 const actors = [];
 for (let i = 0; i < 4; i++) {
   const username = `actor_${i}`;
@@ -98,8 +102,22 @@ for (let i = 0; i < 4; i++) {
 }
 const appRow = await db.prepare(`SELECT id FROM apps WHERE client_id = '${app.client_id}'`).first();
 log(`Seeding ${SIZES.users} users, ${SIZES.posts} posts, ${SIZES.messages} messages, ${SIZES.interactions} interactions, ${SIZES.presence} presences...`);
+let t0 = performance.now();
 const seeded = await seedData(db, { appId: appRow.id, actorIds: actors.map((a) => Number(a.id)), now });
+const seeding = { base_seconds: +((performance.now() - t0) / 1000).toFixed(1) };
+const scope = "basic email files follow messages public_messages polls presence stream write_post";
+let mixData;
+if (mixOn) {
+  log(`Seeding the mix: ${Object.entries(MIX_SIZES).map(([k, v]) => `${v} ${k}`).join(", ")}...`);
+  const { sizes, seconds, ...data } = await seedMix(db, { appId: appRow.id, now, scope });
+  mixData = data;
+  seeding.mix_seconds = seconds;
+  seeding.mix = sizes;
+  log(`  ${JSON.stringify(sizes)} in ${seconds} s`);
+}
+t0 = performance.now();
 await pgBackend?.afterSeed();
+seeding.after_seed_seconds = +((performance.now() - t0) / 1000).toFixed(1);
 
 // Tokens: one per actor for most endpoints; 200 for the limiter run, so no single token's
 // 5000-per-hour bucket is what is measured.
@@ -147,10 +165,10 @@ const CLIENT = { "cf-connecting-ip": "203.0.113.7" };
 
 async function measure(e, tokenList) {
   // Check the endpoint answers 200 before loading it, so a missing feature is reported, not timed.
-  const probe = await fetch(url + e.paths[0], { headers: { ...CLIENT, ...(e.token ? { authorization: `Bearer ${tokenList[0]}` } : {}) } });
+  const probe = await fetch(url + e.paths[0] + (e.bust ? `${e.paths[0].includes("?") ? "&" : "?"}_b=0` : ""), { headers: { ...CLIENT, ...(e.token ? { authorization: `Bearer ${tokenList[0]}` } : {}) } });
   await probe.arrayBuffer();
   if (probe.status !== 200) return { name: e.name, skipped: `probe answered ${probe.status}` };
-  const r = await load({ paths: e.paths, tokens: e.token ? tokenList : [], headers: CLIENT });
+  const r = await load({ paths: e.paths, tokens: e.token ? tokenList : [], headers: CLIENT, bust: e.bust });
   // No request finished in the window: say so rather than print zeros that read as figures.
   if (!r.requests_per_s) return { name: e.name, skipped: `no request completed in ${DURATION} s` };
   return { name: e.name, ...r, rate_limited: probe.headers.has("x-ratelimit-limit") };
@@ -161,10 +179,12 @@ async function measure(e, tokenList) {
 const presenceBytes = (await (await fetch(url + "/v1/presence", { headers: { ...CLIENT, authorization: `Bearer ${tokens[0]}` } })).arrayBuffer()).byteLength;
 floors.push({ name: `floor: one read + ${(presenceBytes / 1e6).toFixed(1)} MB body`, paths: [`/v1/sys/bench/bytes/${presenceBytes - 29}`], bytesOf: "presence list" });
 
-const results = { started_at: new Date(started).toISOString(), backend: backend.id, machine: { cores: (await import("node:os")).cpus().length }, settings: { duration_s: DURATION, connections: CONNECTIONS }, data_set: SIZES, floors: [], endpoints: [] };
+const results = { started_at: new Date(started).toISOString(), backend: backend.id, machine: { cores: (await import("node:os")).cpus().length }, settings: { duration_s: DURATION, connections: CONNECTIONS }, data_set: SIZES, seeding, floors: [], endpoints: [] };
 log(`\nLoad on ${backend.name}: ${CONNECTIONS} connections, ${DURATION} s per endpoint`);
 for (const f of floors) results.floors.push(await measure(f, tokens));
 for (const e of endpoints.filter((e) => wanted(e.name))) results.endpoints.push(await measure(e, tokens));
+// The same with the cache defeated: a distinct harmless `_b` parameter per request (kept responses are keyed by URL).
+for (const e of endpoints.filter((e) => wanted(e.name) && !["sys/config", "token"].includes(e.name))) results.endpoints.push(await measure({ ...e, name: `${e.name} (cache defeated)`, bust: true }, tokens));
 const [constant, oneRead] = results.floors;
 for (const r of results.endpoints) {
   if (r.skipped) continue;
@@ -174,6 +194,11 @@ for (const r of results.endpoints) {
   if (sameBytes) r.ratio_to_same_bytes = +(r.requests_per_s / sameBytes.requests_per_s).toFixed(3);
 }
 for (const [i, f] of results.floors.entries()) if (i > 1 && !f.skipped) f.ratio_to_one_read = +(f.requests_per_s / oneRead.requests_per_s).toFixed(3);
+
+// 5b. The mix: every hot read type and ~15 % writes as 1,000 users, Zipf-skewed (bench/mix.mjs).
+if (mixOn) {
+  results.mix = await measureMix({ root, url, data: mixData, headers: CLIENT, connections: CONNECTIONS, seconds: DURATION, floor: oneRead.requests_per_s, wanted, log, tmp: persist });
+}
 
 // 6. Streams: time from one write to its event on every connected app stream socket.
 results.streams = !wanted("streams") ? { skipped: "not in BENCH_ONLY" } : await measureStreams().catch((e) => ({ skipped: String(e.message ?? e) }));
@@ -230,6 +255,13 @@ function openSocket(wsUrl) {
 // 6b. Resumable streams: replay of 1,000 missed events on reconnect, and fan-out while a replay runs.
 results.replay = !wanted("replay") ? { skipped: "not in BENCH_ONLY" } : await measureReplay({ url, adminToken: ADMIN_TOKEN, postToken: tokens[1], sockets: SOCKETS, log }).catch((e) => ({ skipped: String(e.message ?? e) }));
 
+// 6c. What each mix type reads per request, one at a time, with the meter on (and nothing else).
+if (mixOn) {
+  await mf.setOptions(miniflareOptions({ RATE_LIMITS: "0", BENCH_ROWS_READ: "1" }));
+  url = (await mf.ready).href.replace(/\/$/, "");
+  results.mix.metered = await meterTypes({ url, data: mixData, headers: CLIENT, pg: pgBackend, wanted });
+}
+
 // 7. The rate limiter's cost: the same endpoint with limits on, against limits off above.
 try {
   if (!wanted("rate limits")) throw new Error("not in BENCH_ONLY");
@@ -266,6 +298,8 @@ for (const r of rows) {
   if (r.skipped) log(`${pad(r.name, W)}${num("-", 8)}${num("-", 8)}${num("-", 8)}${num("", 8)}${num("", 8)}  skipped: ${r.skipped}`);
   else log(`${pad(r.name, W)}${num(r.requests_per_s, 8)}${num(r.p50_ms, 8)}${num(r.p99_ms, 8)}${num(r.ratio_to_constant ?? "", 8)}${num(r.ratio_to_one_read ?? "", 8)}  ${r.non2xx ? `${r.non2xx} non-2xx ` : ""}${r.ratio_to_limits_off ? `÷limits-off ${r.ratio_to_limits_off}` : ""}${r.ratio_to_same_bytes ? `÷same-bytes floor ${r.ratio_to_same_bytes}` : ""}`);
 }
+printMix(results.mix, log);
+log(`\nseeding: base set ${seeding.base_seconds} s${seeding.mix_seconds !== undefined ? `, mix set ${seeding.mix_seconds} s` : ""}${PG ? `, then VACUUM ANALYZE ${seeding.after_seed_seconds} s` : ""}`);
 if (results.streams.skipped) log(`\nstreams: skipped: ${results.streams.skipped}`);
 else log(`\nstreams: one write to ${results.streams.sockets} app stream sockets: p50 ${results.streams.p50_ms} ms, p99 ${results.streams.p99_ms} ms (${results.streams.writes} writes)`);
 if (results.replay.skipped) log(`replay: skipped: ${results.replay.skipped}`);

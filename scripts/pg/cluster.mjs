@@ -107,9 +107,10 @@ function runningPort(dir) {
 /**
  * Starts (initialising if needed) a cluster in `dir` (default: a new dir on tmpfs if possible, removed by stop()).
  * Idempotent: an already running cluster in `dir` is reused, on the port it runs on.
+ * `settings`: extra server settings for a start (e.g. the benchmark's pg_stat_statements preload).
  * @returns {Promise<{port:number, dir:string, bin:string, alreadyRunning:boolean, url:(db:string)=>string, stop:()=>Promise<void>}>}
  */
-export async function startCluster({ dir, port = DEFAULT_PG_PORT } = {}) {
+export async function startCluster({ dir, port = DEFAULT_PG_PORT, settings = {} } = {}) {
   const bin = ensurePostgresInstalled();
   const temporary = !dir;
   dir = path.resolve(dir ?? makeTempDir());
@@ -128,7 +129,7 @@ export async function startCluster({ dir, port = DEFAULT_PG_PORT } = {}) {
     }
     // -o is handed to a shell by pg_ctl, hence the quoting of the socket dir.
     const opts = `-p ${port} -k '${dir}' -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off ` +
-      "-c full_page_writes=off";
+      "-c full_page_writes=off" + Object.entries(settings).map(([k, v]) => ` -c ${k}=${v}`).join("");
     try {
       asPgUser(bin, "pg_ctl", ["-D", dir, "-w", "-t", "30", "-l", path.join(dir, "server.log"), "-o", opts, "start"]);
     } catch (err) {
