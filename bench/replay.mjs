@@ -119,8 +119,11 @@ function openSocket(wsUrl) {
     const waiting = (test, done = false) =>
       new Promise((res, rej) => {
         if (done) return res(performance.now());
-        waiters.push({ test, resolve: res });
-        setTimeout(() => rej(new Error(`stream events did not arrive in 60 s (${count} so far)`)), 60_000).unref();
+        // The timer ends with its waiter: a late rejection of a promise already settled or no longer
+        // awaited would end the whole run as an unhandled rejection, losing every result.
+        const timer = setTimeout(() => rej(new Error(`stream events did not arrive in 60 s (${count} so far)`)), 60_000);
+        timer.unref();
+        waiters.push({ test, resolve: (t) => (clearTimeout(timer), res(t)) });
       });
     ws.on("message", (data) => {
       const text = data.toString();
