@@ -95,6 +95,8 @@ export class RenderDeps {
  */
 function cacheable(c: Ctx): boolean {
   if (c.req.method !== "GET") return false;
+  // Test mode can defeat the cache, to measure what a read itself costs (the rows-read guard).
+  if (c.env.ALLOW_TEST_CLOCK === "1" && c.req.header("x-debug-no-cache") === "1") return false;
   const q = c.req.query();
   if (q.update_presence !== undefined || q.connection_id !== undefined) return false;
   if (flagValue(q.include_presence, false)) return false;

@@ -135,7 +135,11 @@ export function listPage(stream: Stream, page: Page, viewerId: number | null, f:
         ? sql`true`
         : sql`not exists(select 1 from post_facets cf where cf.post_id = ${posts.id} and cf.facet = 'copy_mention'
             and cf.value = (select cu.username from users cu where cu.id = ${stream.userId}))`;
-      return pageOf(sql`${posts.id} in (select pm.post_id from post_mentions pm where pm.user_id = ${stream.userId}) and ${copies} and ${common}`, page);
+      // Walks the user's mention rows (primary key: user_id, post_id) in post id order.
+      const pos = page.newestFirst ? sql`-pm.post_id` : sql`pm.post_id`;
+      return sql`select ${pageRow(sql`pm.post_id`, sql`pm.post_id`, pos)} from post_mentions pm join ${posts} on ${posts.id} = pm.post_id
+        where pm.user_id = ${stream.userId} and ${pageBoundsSql("pm.post_id", page)} and ${copies} and ${common}
+        order by pm.post_id ${dir(page)} limit ${pageLimit(page)}`;
     }
     case "thread":
       return pageOf(sql`${posts.threadId} = (select tp.thread_id from posts tp where tp.id = ${stream.postId}) and ${common}`, page);
