@@ -5,6 +5,7 @@
  * as the write that changes them, so reads never count rows.
  */
 
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 const createdAt = () => integer("created_at").notNull();
@@ -161,6 +162,10 @@ export const posts = sqliteTable(
     replies: integer("replies").notNull().default(0),
     reposts: integer("reposts").notNull().default(0),
     threads: integer("threads").notNull().default(0),
+    /** Explore `newcomers`: an original post among the first 50 of its author's, set at insert. */
+    isNewcomer: bool("is_newcomer"),
+    /** Explore `conversations`: a thread root with a live reply by someone else, kept at reply and delete. */
+    isConversation: bool("is_conversation"),
   },
   (t) => [
     index("posts_user").on(t.userId, t.id),
@@ -170,6 +175,13 @@ export const posts = sqliteTable(
     index("posts_user_text").on(t.userId, t.createdAt),
     /** Recent posts (trending, suggested users): ids grow with time, this finds where a window starts. */
     index("posts_created").on(t.createdAt),
+    // The explore streams walk these partial indexes newest first: each holds the posts that meet
+    // the stream's stored condition, so a page reads about a page (the query repeats each WHERE).
+    index("posts_newcomer").on(t.id).where(sql`is_newcomer = 1`),
+    index("posts_conversation").on(t.id).where(sql`is_conversation = 1`),
+    index("posts_popular").on(t.id).where(sql`replies + reposts + bookmarks >= 3`),
+    index("posts_unanswered").on(t.id).where(sql`replies = 0 and reposts = 0 and bookmarks = 0`),
+    index("posts_256").on(t.id).where(sql`length(text) = 256`),
   ],
 );
 

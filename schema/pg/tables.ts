@@ -206,6 +206,10 @@ export const posts = pgTable(
     replies: int8("replies").notNull().default(0),
     reposts: int8("reposts").notNull().default(0),
     threads: int8("threads").notNull().default(0),
+    /** Explore `newcomers`: an original post among the first 50 of its author's, set at insert. */
+    isNewcomer: bool("is_newcomer"),
+    /** Explore `conversations`: a thread root with a live reply by someone else, kept at reply and delete. */
+    isConversation: bool("is_conversation"),
   },
   (t) => [
     index("posts_user").on(t.userId, t.id),
@@ -215,6 +219,13 @@ export const posts = pgTable(
     index("posts_user_text").on(t.userId, t.createdAt),
     /** Recent posts (trending, suggested users): ids grow with time, this finds where a window starts. */
     index("posts_created").on(t.createdAt),
+    // The explore streams walk these partial indexes newest first: each holds the posts that meet
+    // the stream's stored condition, so a page reads about a page (the query repeats each WHERE).
+    index("posts_newcomer").on(t.id).where(sql`is_newcomer = 1`),
+    index("posts_conversation").on(t.id).where(sql`is_conversation = 1`),
+    index("posts_popular").on(t.id).where(sql`replies + reposts + bookmarks >= 3`),
+    index("posts_unanswered").on(t.id).where(sql`replies = 0 and reposts = 0 and bookmarks = 0`),
+    index("posts_256").on(t.id).where(sql`length(text) = 256`),
   ],
 );
 

@@ -56,6 +56,21 @@ function pageOf(cond: SQL, page: Page): SQL {
     order by ${pageOrder(posts.id, page)} limit ${pageLimit(page)}`;
 }
 
+/** A page of the posts with a facet, walking its rows (primary key: facet, value, post_id) in post id order. */
+function facetPage(facet: string, value: string, cond: SQL, page: Page): SQL {
+  const pos = page.newestFirst ? sql`-tf.post_id` : sql`tf.post_id`;
+  return sql`select ${pageRow(sql`tf.post_id`, sql`tf.post_id`, pos)} from post_facets tf join ${posts} on ${posts.id} = tf.post_id
+    where tf.facet = ${facet} and tf.value = ${value} and ${pageBoundsSql("tf.post_id", page)} and ${cond}
+    order by tf.post_id ${dir(page)} limit ${pageLimit(page)}`;
+}
+
+/** Explore `photos`: the page of each facet walk (an image file, an oEmbed photo), merged in id order. */
+function photosPage(cond: SQL, page: Page): SQL {
+  const walk = (facet: string, value: string) => facetPage(facet, value, sql`+${posts.repostOf} is null and ${cond}`, page);
+  return sql`select * from (${walk("file_kind", "image")}) pi union select * from (${walk("oembed", "photo")}) po
+    order by pos limit ${pageLimit(page)}`;
+}
+
 const dir = (page: Page) => sql.raw(page.newestFirst ? "DESC" : "ASC");
 const humanAuthor = sql`exists(select 1 from users gu where gu.id = ${posts.userId} and gu.type = 'human')`;
 
@@ -73,28 +88,29 @@ export type ExploreSlug = (typeof EXPLORE_STREAMS)[number]["slug"];
 const TRENDING_SECONDS = 48 * 3600;
 const TRENDING_ACTIONS = 3;
 const MISSED_AFTER_SECONDS = 3600;
-const NEWCOMER_POSTS = 50;
 
 function exploreCondition(slug: ExploreSlug, at: number): SQL {
   switch (slug) {
     case "conversations":
-      return sql`${posts.replyTo} is null and ${posts.replies} > 0 and exists(select 1 from posts cr where cr.thread_id = ${posts.id}
-        and cr.id <> ${posts.id} and cr.user_id <> ${posts.userId} and cr.is_deleted = 0)`;
+      // is_conversation: a live reply by someone else in the post's thread (kept by the writes).
+      return sql`${posts.isConversation} = 1 and +${posts.replyTo} is null and ${posts.replies} > 0`;
     case "photos":
-      return sql`exists(select 1 from post_facets pf where pf.post_id = ${posts.id}
-        and ((pf.facet = 'file_kind' and pf.value = 'image') or (pf.facet = 'oembed' and pf.value = 'photo')))`;
+      return sql`true`; // walks the facets instead (photosPage)
     case "trending":
-      // Ids grow with time: the oldest post of the window bounds the walk (index posts_created).
+      // Ids grow with time: the oldest post of the window bounds the walk (index posts_created);
+      // the literal sum condition is the WHERE of the partial index posts_popular.
       return sql`${posts.id} >= coalesce((select tw.id from posts tw where tw.created_at > ${at - TRENDING_SECONDS} order by tw.created_at limit 1), 0)
-        and ${posts.createdAt} > ${at - TRENDING_SECONDS} and ${posts.replies} + ${posts.reposts} + ${posts.bookmarks} >= ${TRENDING_ACTIONS}`;
+        and ${posts.createdAt} > ${at - TRENDING_SECONDS} and ${posts.replies} + ${posts.reposts} + ${posts.bookmarks} >= ${sql.raw(String(TRENDING_ACTIONS))}`;
     case "missed_conversations":
-      return sql`${posts.replyTo} is null and ${posts.replies} = 0 and ${posts.reposts} = 0 and ${posts.bookmarks} = 0
+      // The counters' conditions are the WHERE of the partial index posts_unanswered. `+reply_to`
+      // (here and above): keeps SQLite off the reply_to index, whose null entries are most posts.
+      return sql`+${posts.replyTo} is null and ${posts.replies} = 0 and ${posts.reposts} = 0 and ${posts.bookmarks} = 0
         and ${posts.createdAt} <= ${at - MISSED_AFTER_SECONDS}`;
     case "newcomers":
-      return sql`(select e.id from posts e where e.user_id = ${posts.userId} and e.id < ${posts.id} and e.repost_of is null
-        order by e.id limit 1 offset ${NEWCOMER_POSTS - 1}) is null`;
+      // is_newcomer: set at insert when the author had fewer than 50 original posts.
+      return sql`${posts.isNewcomer} = 1`;
     case "256":
-      return sql`length(${posts.text}) = 256`;
+      return sql`length(${posts.text}) = 256`; // the WHERE of the partial index posts_256
   }
 }
 
@@ -144,14 +160,10 @@ export function listPage(stream: Stream, page: Page, viewerId: number | null, f:
     case "thread":
       return pageOf(sql`${posts.threadId} = (select tp.thread_id from posts tp where tp.id = ${stream.postId}) and ${common}`, page);
     case "explore":
+      if (stream.slug === "photos") return photosPage(sql`${humanAuthor} and ${common}`, page);
       return pageOf(sql`+${posts.repostOf} is null and ${humanAuthor} and ${exploreCondition(stream.slug, stream.at)} and ${common}`, page);
-    case "tag": {
-      // Walks the tag's facet rows (primary key: facet, value, post_id) in post id order.
-      const pos = page.newestFirst ? sql`-tf.post_id` : sql`tf.post_id`;
-      return sql`select ${pageRow(sql`tf.post_id`, sql`tf.post_id`, pos)} from post_facets tf join ${posts} on ${posts.id} = tf.post_id
-        where tf.facet = 'tag' and tf.value = ${stream.tag} and ${pageBoundsSql("tf.post_id", page)} and ${common}
-        order by tf.post_id ${dir(page)} limit ${pageLimit(page)}`;
-    }
+    case "tag":
+      return facetPage("tag", stream.tag, common, page);
     case "bookmarks": {
       // Newest bookmark first: the bookmark's id is the item's pagination id.
       const pos = page.newestFirst ? sql`-bk.id` : sql`bk.id`;

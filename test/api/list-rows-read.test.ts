@@ -63,6 +63,15 @@ async function seed() {
        SELECT ${p0} + n, ${author}, ${appId}, ${thread}, ${replyTo}, ${repostOf}, ${body}, ${body}, '{}', CASE WHEN n % 97 = 0 THEN 1 ELSE 0 END,
          ${t0} + 60 * n, ${t0} + 60 * n, CASE WHEN n = 1 THEN 2800 ELSE n % 3 END, CASE WHEN n % 4 = 0 THEN 1 ELSE 0 END, CASE WHEN n % 9 = 0 THEN 1 ELSE 0 END FROM s`,
     ),
+    // The explore flags the writes keep (the migration's backfill, schema/migrations/0015_list_pages.sql).
+    DB.prepare(
+      `UPDATE posts SET is_newcomer = 1 WHERE id > ${p0} AND repost_of IS NULL AND (SELECT e.id FROM posts e
+         WHERE e.user_id = posts.user_id AND e.id < posts.id AND e.repost_of IS NULL ORDER BY e.id LIMIT 1 OFFSET 49) IS NULL`,
+    ),
+    DB.prepare(
+      `UPDATE posts SET is_conversation = 1 WHERE id > ${p0} AND EXISTS (SELECT 1 FROM posts cr WHERE cr.thread_id = posts.id
+         AND cr.id <> posts.id AND cr.user_id <> posts.user_id AND cr.is_deleted = 0)`,
+    ),
     // Every 4th post mentions me (every 8th at its start), every 3rd has a tag, every 6th an image.
     DB.prepare(`${seq(POSTS)} INSERT INTO post_mentions (user_id, post_id) SELECT ${me}, ${p0} + n FROM s WHERE n % 4 = 1`),
     DB.prepare(`${seq(POSTS)} INSERT INTO post_facets (post_id, facet, value) SELECT ${p0} + n, 'mention', ? FROM s WHERE n % 4 = 1`).bind(username),
@@ -135,12 +144,12 @@ const LISTS: [string, number, () => string][] = [
   ["tag", POST_LIST, () => `/posts/tags/seedtag`],
   ["global", POST_LIST, () => `/posts/streams/global`],
   ["bookmarks", POST_LIST, () => `/users/${ctx.me}/bookmarks`],
-  ["explore conversations", OPEN, () => `/posts/streams/explore/conversations`],
-  ["explore photos", OPEN, () => `/posts/streams/explore/photos`],
-  ["explore trending", OPEN, () => `/posts/streams/explore/trending`],
-  ["explore missed_conversations", OPEN, () => `/posts/streams/explore/missed_conversations`],
-  ["explore newcomers", OPEN, () => `/posts/streams/explore/newcomers`],
-  ["explore 256", OPEN, () => `/posts/streams/explore/256`],
+  ["explore conversations", POST_LIST, () => `/posts/streams/explore/conversations`],
+  ["explore photos", POST_LIST, () => `/posts/streams/explore/photos`],
+  ["explore trending", POST_LIST, () => `/posts/streams/explore/trending`],
+  ["explore missed_conversations", POST_LIST, () => `/posts/streams/explore/missed_conversations`],
+  ["explore newcomers", POST_LIST, () => `/posts/streams/explore/newcomers`],
+  ["explore 256", POST_LIST, () => `/posts/streams/explore/256`],
   ["interactions", OPEN, () => `/users/me/interactions`],
   ["channels owned", LIST, () => `/users/me/channels`],
   ["channels subscribed", OPEN, () => `/users/me/channels/subscribed`],

@@ -1,0 +1,13 @@
+ALTER TABLE "posts" ADD COLUMN "is_newcomer" smallint DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE "posts" ADD COLUMN "is_conversation" smallint DEFAULT 0 NOT NULL;--> statement-breakpoint
+CREATE INDEX "posts_newcomer" ON "posts" USING btree ("id") WHERE is_newcomer = 1;--> statement-breakpoint
+CREATE INDEX "posts_conversation" ON "posts" USING btree ("id") WHERE is_conversation = 1;--> statement-breakpoint
+CREATE INDEX "posts_popular" ON "posts" USING btree ("id") WHERE replies + reposts + bookmarks >= 3;--> statement-breakpoint
+CREATE INDEX "posts_unanswered" ON "posts" USING btree ("id") WHERE replies = 0 and reposts = 0 and bookmarks = 0;--> statement-breakpoint
+CREATE INDEX "posts_256" ON "posts" USING btree ("id") WHERE length(text) = 256;--> statement-breakpoint
+-- Hand-written backfill of the explore flags (issue 27), the rules the writes keep from now on:
+-- an original post among the first 50 originals of its author; a thread root with a live reply by someone else.
+UPDATE posts SET is_newcomer = 1 WHERE repost_of IS NULL
+  AND (SELECT e.id FROM posts e WHERE e.user_id = posts.user_id AND e.id < posts.id AND e.repost_of IS NULL ORDER BY e.id LIMIT 1 OFFSET 49) IS NULL;--> statement-breakpoint
+UPDATE posts SET is_conversation = 1 WHERE EXISTS (SELECT 1 FROM posts cr WHERE cr.thread_id = posts.id AND cr.id <> posts.id
+  AND cr.user_id <> posts.user_id AND cr.is_deleted = 0);
