@@ -297,8 +297,15 @@ export const subscriptions = sqliteTable(
     channelId: integer("channel_id").notNull(),
     userId: integer("user_id").notNull(),
     createdAt: createdAt(),
+    /** The channel's activity key (stores/channel-sql activityKeySql), kept by the message writes: the inbox's order. */
+    activity: integer("activity").notNull().default(0),
   },
-  (t) => [uniqueIndex("subscriptions_user_channel").on(t.userId, t.channelId), index("subscriptions_channel").on(t.channelId)],
+  (t) => [
+    uniqueIndex("subscriptions_user_channel").on(t.userId, t.channelId),
+    index("subscriptions_channel").on(t.channelId),
+    /** The inbox: a user's subscriptions, most recently active first, walked a page at a time. */
+    index("subscriptions_user_activity").on(t.userId, t.activity, t.channelId),
+  ],
 );
 
 export const channelMutes = sqliteTable(
@@ -309,7 +316,7 @@ export const channelMutes = sqliteTable(
     userId: integer("user_id").notNull(),
     createdAt: createdAt(),
   },
-  (t) => [uniqueIndex("channel_mutes_user_channel").on(t.userId, t.channelId)],
+  (t) => [uniqueIndex("channel_mutes_user_channel").on(t.userId, t.channelId), index("channel_mutes_user").on(t.userId, t.id, t.channelId)],
 );
 
 export const messages = sqliteTable(
@@ -688,6 +695,11 @@ export const interactionEvents = sqliteTable(
     actorId: integer("actor_id").notNull(),
     createdAt: createdAt(),
   },
-  (t) => [index("interaction_events_group").on(t.groupId, t.id)],
+  (t) => [
+    // Covering for the actors of a page: a group's newest events and who they are.
+    index("interaction_events_group").on(t.groupId, t.id, t.actorId),
+    /** One event per actor and group (its latest): a group's newest events are its newest actors. */
+    uniqueIndex("interaction_events_actor").on(t.groupId, t.actorId),
+  ],
 );
 

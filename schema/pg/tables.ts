@@ -342,8 +342,15 @@ export const subscriptions = pgTable(
     channelId: int8("channel_id").notNull(),
     userId: int8("user_id").notNull(),
     createdAt: createdAt(),
+    /** The channel's activity key (stores/channel-sql activityKeySql), kept by the message writes: the inbox's order. */
+    activity: int8("activity").notNull().default(0),
   },
-  (t) => [uniqueIndex("subscriptions_user_channel").on(t.userId, t.channelId), index("subscriptions_channel").on(t.channelId)],
+  (t) => [
+    uniqueIndex("subscriptions_user_channel").on(t.userId, t.channelId),
+    index("subscriptions_channel").on(t.channelId),
+    /** The inbox: a user's subscriptions, most recently active first, walked a page at a time. */
+    index("subscriptions_user_activity").on(t.userId, t.activity, t.channelId),
+  ],
 );
 
 export const channelMutes = pgTable(
@@ -354,7 +361,7 @@ export const channelMutes = pgTable(
     userId: int8("user_id").notNull(),
     createdAt: createdAt(),
   },
-  (t) => [uniqueIndex("channel_mutes_user_channel").on(t.userId, t.channelId)],
+  (t) => [uniqueIndex("channel_mutes_user_channel").on(t.userId, t.channelId), index("channel_mutes_user").on(t.userId, t.id, t.channelId)],
 );
 
 /** Also has the SQL-only generated column `search_vector` (see the header and 0001_message_search.sql). */
@@ -713,5 +720,10 @@ export const interactionEvents = pgTable(
     actorId: int8("actor_id").notNull(),
     createdAt: createdAt(),
   },
-  (t) => [index("interaction_events_group").on(t.groupId, t.id)],
+  (t) => [
+    // Covering for the actors of a page: a group's newest events and who they are.
+    index("interaction_events_group").on(t.groupId, t.id, t.actorId),
+    /** One event per actor and group (its latest): a group's newest events are its newest actors. */
+    uniqueIndex("interaction_events_actor").on(t.groupId, t.actorId),
+  ],
 );

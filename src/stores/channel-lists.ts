@@ -140,26 +140,21 @@ const countsOf = (rows: Row[], types: string[]) => {
   return out;
 };
 
-/**
- * A channel's activity as one integer: the time of its newest live message (of its creation when
- * it has none) in seconds, times 2^20, plus the low 20 bits of its id so keys tie only between
- * channels whose ids are 2^20 apart. Ordering and paginating the inbox by it keeps channels
- * without messages reachable (a message id would give them all the same key).
- */
+/** A channel's activity key (`activityKeySql`) computed from channel `c` (search's `activity` order). */
 export const ACTIVITY_KEY = `(coalesce((SELECT am.created_at FROM messages am WHERE am.id = c.recent_message_id), c.created_at) * 1048576 + c.id % 1048576)`;
 
 /**
  * The user's inbox: channels they subscribe to, most recently active first (the pagination id is
- * `ACTIVITY_KEY`), plus the unread counts.
+ * the channel's activity key), plus the unread counts.
  */
 export async function listSubscribed(db: Db, userId: number, page: Page, f: ChannelFilters, want: ChannelExtras) {
-  const key = ACTIVITY_KEY;
+  // The subscription keeps the channel's key: the page walks index subscriptions_user_activity.
   const { read, more } = await readChannels(
     db,
-    sql`SELECT ${channelColumnsSql(userId)}, ${sql.raw(key)} AS pagination_id
+    sql`SELECT ${channelColumnsSql(userId)}, s.activity AS pagination_id
       FROM subscriptions s JOIN channels c ON c.id = s.channel_id ${ownerJoin}
-      WHERE s.user_id = ${userId} AND ${pageBoundsSql(key, page)} AND ${canReadSql("c", userId)} AND ${filterSql(f, userId)}
-      ORDER BY ${sql.raw(key)} ${dir(page)}, c.id ${dir(page)} LIMIT ${page.limit + 1}`,
+      WHERE s.user_id = ${userId} AND ${pageBoundsSql("s.activity", page)} AND ${canReadSql("c", userId)} AND ${filterSql(f, userId)}
+      ORDER BY s.activity ${dir(page)}, s.channel_id ${dir(page)} LIMIT ${page.limit + 1}`,
     userId,
     want,
     [unreadCountsSql(userId, INBOX_COUNT_TYPES)],

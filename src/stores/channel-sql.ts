@@ -10,6 +10,22 @@ import { userViewColumns, type UserView, type Viewer } from "./users";
 /** The channel type of private messages. */
 export const PM_TYPE = "io.example.core.pm";
 
+/**
+ * A channel's activity as one integer: the time of its newest live message (of its creation when
+ * it has none) in seconds, times 2^20, plus the low 20 bits of its id so keys tie only between
+ * channels whose ids are 2^20 apart. Ordering and paginating the inbox by it keeps channels
+ * without messages reachable (a message id would give them all the same key). Each subscription
+ * keeps it (`subscriptions.activity`): set at subscribing, refreshed whenever the channel's
+ * newest live message changes (`refreshActivitySql`).
+ */
+export const activityKeySql = (channelId: number | SQL) =>
+  sql`coalesce((SELECT coalesce((SELECT am.created_at FROM messages am WHERE am.id = ak.recent_message_id), ak.created_at) * 1048576 + ak.id % 1048576
+    FROM channels ak WHERE ak.id = ${channelId}), 0)`;
+
+/** Moves the channel's subscriptions to its activity key (after its recent_message_id changed). */
+export const refreshActivitySql = (channelId: number | SQL) =>
+  sql`UPDATE subscriptions SET activity = ${activityKeySql(channelId)} WHERE channel_id = ${channelId}`;
+
 /** A viewer id usable in SQL: 0 matches no user (ids start at 1). */
 export const viewerParam = (viewerId: number | null) => viewerId ?? 0;
 

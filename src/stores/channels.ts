@@ -3,6 +3,7 @@ import type { UserView } from "./users";
 import type { Db } from "../db";
 import { allRows } from "../db/batch";
 import {
+  activityKeySql,
   batchRows,
   bool,
   canReadSql,
@@ -193,7 +194,7 @@ export async function createChannel(db: Db, ch: NewChannel): Promise<ChannelReco
         ${f(ch.readImmutable)}, ${f(ch.writeImmutable)}, ${f(ch.fullImmutable)},
         ${ch.raw == null ? null : JSON.stringify(ch.raw)}, ${ch.createdAt}, 1)`,
     aclInsertSql(NEW_CHANNEL_ID, membersOf(ch.acl)),
-    sql`INSERT INTO subscriptions (channel_id, user_id, created_at) VALUES (${NEW_CHANNEL_ID}, ${ch.ownerId}, ${ch.createdAt})`,
+    sql`INSERT INTO subscriptions (channel_id, user_id, created_at, activity) VALUES (${NEW_CHANNEL_ID}, ${ch.ownerId}, ${ch.createdAt}, ${activityKeySql(NEW_CHANNEL_ID)})`,
     channelByIdSql(NEW_CHANNEL_ID, ch.ownerId),
   ]);
   return readChannel(rows[3][0]);
@@ -248,7 +249,7 @@ export interface SubscriptionChange {
  */
 export async function subscribe(db: Db, channelId: number, userId: number, at: number): Promise<SubscriptionChange> {
   const rows = await batchRows(db, [
-    sql`INSERT INTO subscriptions (channel_id, user_id, created_at) VALUES (${channelId}, ${userId}, ${at})
+    sql`INSERT INTO subscriptions (channel_id, user_id, created_at, activity) VALUES (${channelId}, ${userId}, ${at}, ${activityKeySql(channelId)})
       ON CONFLICT (user_id, channel_id) DO NOTHING RETURNING id`,
     sql`DELETE FROM channel_mutes WHERE user_id = ${userId} AND channel_id = ${channelId}`,
     recountSubscribers(channelId),

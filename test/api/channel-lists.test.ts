@@ -85,6 +85,14 @@ describe("GET /users/me/channels/subscribed (the inbox)", () => {
     expect((await call("GET", "/users/me/channels/subscribed?include_marker=0", { token: u.token })).body.data[0]).not.toHaveProperty("marker");
 
     expect((await call("GET", "/users/me/channels/subscribed")).status).toBe(401);
+
+    // Each subscription keeps its channel's key: a late subscriber gets it, and deleting c1's only
+    // message makes c1 as active as its creation, the oldest of the three.
+    const late = await actor("messages");
+    for (const ch of [c2, c1]) await call("PUT", `/channels/${ch.id}/subscribe`, { token: late.token, now: tick() });
+    expect(ids(await call("GET", "/users/me/channels/subscribed", { token: late.token }))).toEqual([c1.id, c2.id]);
+    expect((await call("DELETE", `/channels/${c1.id}/messages/${m1.id}`, { token: owner.token, now: tick() })).status).toBe(200);
+    expect(ids(await call("GET", "/users/me/channels/subscribed", { token: u.token }))).toEqual([c2.id, empty.id, c1.id]);
   });
 
   it("embeds the recent message (and the deleted newest one) and the ACL's limited users in the same round trip", async () => {
