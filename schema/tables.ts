@@ -299,12 +299,16 @@ export const subscriptions = sqliteTable(
     createdAt: createdAt(),
     /** The channel's activity key (stores/channel-sql activityKeySql), kept by the message writes: the inbox's order. */
     activity: integer("activity").notNull().default(0),
+    /** The channel is unread by the user (stores/channel-sql unreadFlagSql), kept by message and marker writes. */
+    isUnread: bool("is_unread"),
   },
   (t) => [
     uniqueIndex("subscriptions_user_channel").on(t.userId, t.channelId),
     index("subscriptions_channel").on(t.channelId),
     /** The inbox: a user's subscriptions, most recently active first, walked a page at a time. */
     index("subscriptions_user_activity").on(t.userId, t.activity, t.channelId),
+    /** The inbox's unread counts: a user's unread subscriptions only. */
+    index("subscriptions_user_unread").on(t.userId, t.channelId).where(sql`is_unread = 1`),
   ],
 );
 

@@ -3,7 +3,7 @@ import type { Db } from "../db";
 import { isPostgres } from "../db/backend";
 import { inList, int, jsonRows, text } from "../db/dialect";
 import type { Page } from "../http/pagination";
-import { PM_TYPE, batchRows, canReadSql, pageBoundsSql, readUser, userColumnsSql, type Row } from "./channel-sql";
+import { PM_TYPE, batchRows, canReadSql, pageBoundsSql, readUser, unreadFlagSql, userColumnsSql, type Row } from "./channel-sql";
 import { channelColumnsSql, channelFrom, ownerJoin, readChannel, type ChannelRecord } from "./channels";
 import { messageColumnsSql, messageJoins, readMessage, type MessageRecord } from "./messages";
 import { userExtraColumns, type UserView } from "./users";
@@ -128,8 +128,10 @@ export const INBOX_COUNT_TYPES = [PM_TYPE, "io.example.core.chat"];
 
 /** Per type, how many of the user's subscribed, active channels are unread. */
 function unreadCountsSql(userId: number, types: string[]): SQL {
+  // Reads the user's subscriptions flagged unread only (partial index subscriptions_user_unread); the
+  // flag may only err towards unread (a refresh missed), and unreadSql re-checks it, so counts stay exact.
   return sql`SELECT c.type, count(*) AS n FROM subscriptions s JOIN channels c ON c.id = s.channel_id
-    WHERE s.user_id = ${userId} AND c.type IN ${inList(types, "text")} AND c.is_active = 1
+    WHERE s.user_id = ${userId} AND s.is_unread = 1 AND c.type IN ${inList(types, "text")} AND c.is_active = 1
       AND ${canReadSql("c", userId)} AND ${unreadSql(userId)}
     GROUP BY c.type`;
 }
@@ -208,6 +210,7 @@ export async function markAllRead(db: Db, userId: number, types: string[], versi
       ON CONFLICT (user_id, name) DO UPDATE SET position = excluded.position,
         last_read_id = ${isPostgres ? sql`GREATEST(markers.last_read_id, excluded.last_read_id)` : sql`max(markers.last_read_id, excluded.last_read_id)`},
         percentage = 0, version = excluded.version, updated_at = excluded.updated_at`,
+    sql`UPDATE subscriptions SET is_unread = ${unreadFlagSql(userId, sql`subscriptions.channel_id`)} WHERE user_id = ${userId} AND is_unread = 1`,
   ]);
 }
 

@@ -93,6 +93,16 @@ describe("GET /users/me/channels/subscribed (the inbox)", () => {
     expect(ids(await call("GET", "/users/me/channels/subscribed", { token: late.token }))).toEqual([c1.id, c2.id]);
     expect((await call("DELETE", `/channels/${c1.id}/messages/${m1.id}`, { token: owner.token, now: tick() })).status).toBe(200);
     expect(ids(await call("GET", "/users/me/channels/subscribed", { token: u.token }))).toEqual([c2.id, empty.id, c1.id]);
+    // ... and its unread state: set at subscribing, cleared when the channel has no live message left
+    // or the user's marker reaches its newest (here by update_marker=1 on their own message).
+    const lateCounts = async () => (await call("GET", "/users/me/channels/subscribed", { token: late.token })).body.meta.unread_counts[chat];
+    expect(await lateCounts()).toBe(1);
+    const sent = await call("POST", `/channels/${c2.id}/messages?update_marker=1`, { token: late.token, json: { text: "read up" }, now: tick() });
+    expect(sent.status).toBe(201);
+    expect(await lateCounts()).toBe(0);
+    await message(owner.token, c2.id, "again");
+    expect(await lateCounts()).toBe(1);
+    expect((await call("GET", "/users/me/channels/subscribed", { token: u.token })).body.meta.unread_counts[chat]).toBe(1);
   });
 
   it("embeds the recent message (and the deleted newest one) and the ACL's limited users in the same round trip", async () => {
