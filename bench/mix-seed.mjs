@@ -5,6 +5,10 @@
 import { createHash, randomBytes } from "node:crypto";
 import { WORDS } from "./seed.mjs";
 
+// A group keeps one event per actor (unique index interaction_events_actor): a random actor drawn
+// twice for one group is dropped, as the API's writes would refresh it instead.
+const ONE_EVENT_PER_ACTOR = " ON CONFLICT (group_id, actor_id) DO NOTHING";
+
 export const MIX_SIZES = { users: 1_000, follows: 54_000, posts: 50_000, channels: 50, messages: 30_000, bookmarks: 20_000 };
 /** Share of posts that are replies, reposts; of written posts with a mention, a tag. */
 const SHARE = { reply: 0.15, repost: 0.1, mention: 0.1, tag: 0.2 };
@@ -47,7 +51,7 @@ async function insert(db, table, columns, rows) {
   let batch = [];
   for (let i = 0; i < rows.length; i += PER_STATEMENT) {
     const values = rows.slice(i, i + PER_STATEMENT).map((r) => `(${r.join(",")})`).join(",");
-    batch.push(db.prepare(`INSERT INTO ${table} (${columns.join(",")}) VALUES ${values}`));
+    batch.push(db.prepare(`INSERT INTO ${table} (${columns.join(",")}) VALUES ${values}${table === "interaction_events" ? ONE_EVENT_PER_ACTOR : ""}`));
     if (batch.length === PER_BATCH) await db.batch(batch), (batch = []);
   }
   if (batch.length) await db.batch(batch);

@@ -4,6 +4,10 @@
 // groups. `db` is D1 or bench/pg-d1.mjs's D1-like handle, so the SQL is what both accept.
 import cliProgress from "cli-progress";
 
+// A group keeps one event per actor (unique index interaction_events_actor): a random actor drawn
+// twice for one group is dropped, as the API's writes would refresh it instead.
+const ONE_EVENT_PER_ACTOR = " ON CONFLICT (group_id, actor_id) DO NOTHING";
+
 export const SIZES = { users: 10_000, posts: 100_000, channels: 100, messages: 100_000, interactions: 50_000, presence: 10_000 };
 
 const WORDS = (
@@ -36,7 +40,7 @@ async function insertRows(db, table, columns, count, rowFn, bar) {
   for (let start = 0; start < count; start += ROWS_PER_STATEMENT) {
     const values = [];
     for (let i = start; i < Math.min(count, start + ROWS_PER_STATEMENT); i++) values.push(`(${rowFn(i).join(",")})`);
-    statements.push(db.prepare(`INSERT INTO ${table} (${columns.join(",")}) VALUES ${values.join(",")}`));
+    statements.push(db.prepare(`INSERT INTO ${table} (${columns.join(",")}) VALUES ${values.join(",")}${table === "interaction_events" ? ONE_EVENT_PER_ACTOR : ""}`));
     rows += values.length;
     if (statements.length === STATEMENTS_PER_BATCH) await flush();
   }
@@ -136,17 +140,31 @@ export async function seedData(db, { appId, actorIds, now }) {
     db.prepare(`UPDATE posts SET replies = (SELECT count(*) FROM posts r WHERE r.reply_to = posts.id) WHERE id > ${postBase}`),
     db.prepare(`UPDATE channels SET messages = (SELECT count(*) FROM messages m WHERE m.channel_id = channels.id), recent_message_id = (SELECT max(id) FROM messages m WHERE m.channel_id = channels.id) WHERE id > ${channelBase}`),
   ]);
-  // Home timelines as the API's writes fan them out (the rule and thresholds of migration
-  // home_timelines, config HOME_TIMELINES): merged authors first, then every user's own posts and
-  // their followed non-merged authors' posts.
-  await db.batch([
-    db.prepare(`INSERT INTO merged_authors (user_id) SELECT id FROM users WHERE followers > 5000 OR posts > 5000 ON CONFLICT DO NOTHING`),
-    db.prepare(`INSERT INTO home_items (user_id, post_id) SELECT user_id, id FROM posts WHERE true ON CONFLICT DO NOTHING`),
-    db.prepare(`INSERT INTO home_items (user_id, post_id) SELECT f.follower_id, p.id FROM follows f JOIN posts p ON p.user_id = f.followed_id
-      WHERE f.followed_id NOT IN (SELECT user_id FROM merged_authors) ON CONFLICT DO NOTHING`),
-  ]);
   bars.stop();
   return { postIds: [postBase + 1, postBase + SIZES.posts], messageIds: [messageBase + 1, messageBase + SIZES.messages], channelIds, userIds: [userId(0), userId(SIZES.users - 1)] };
+}
+
+/**
+ * What the API's writes keep beside the rows, derived once after every seed inserted its rows
+ * directly (the rules and SQL of the migrations that introduced them, schema/migrations
+ * home_timelines and list_pages): home timelines fanned out (merged authors first, config
+ * HOME_TIMELINES' thresholds), the explore streams' flags, the inbox's activity key and unread flag.
+ */
+export async function deriveStoredState(db) {
+  const run = (sql) => db.batch([db.prepare(sql)]);
+  await run(`INSERT INTO merged_authors (user_id) SELECT id FROM users WHERE followers > 5000 OR posts > 5000 ON CONFLICT DO NOTHING`);
+  await run(`INSERT INTO home_items (user_id, post_id) SELECT user_id, id FROM posts WHERE true ON CONFLICT DO NOTHING`);
+  await run(`INSERT INTO home_items (user_id, post_id) SELECT f.follower_id, p.id FROM follows f JOIN posts p ON p.user_id = f.followed_id
+    WHERE f.followed_id NOT IN (SELECT user_id FROM merged_authors) ON CONFLICT DO NOTHING`);
+  await run(`UPDATE posts SET is_newcomer = 1 WHERE repost_of IS NULL
+    AND (SELECT e.id FROM posts e WHERE e.user_id = posts.user_id AND e.id < posts.id AND e.repost_of IS NULL ORDER BY e.id LIMIT 1 OFFSET 49) IS NULL`);
+  await run(`UPDATE posts SET is_conversation = 1 WHERE EXISTS (SELECT 1 FROM posts cr WHERE cr.thread_id = posts.id AND cr.id <> posts.id
+    AND cr.user_id <> posts.user_id AND cr.is_deleted = 0)`);
+  await run(`UPDATE subscriptions SET activity = coalesce((SELECT coalesce((SELECT am.created_at FROM messages am WHERE am.id = ak.recent_message_id), ak.created_at) * 1048576 + ak.id % 1048576
+    FROM channels ak WHERE ak.id = subscriptions.channel_id), 0)`);
+  await run(`UPDATE subscriptions SET is_unread = 1 WHERE EXISTS (SELECT 1 FROM channels uc WHERE uc.id = subscriptions.channel_id
+    AND uc.recent_message_id IS NOT NULL AND uc.recent_message_id >
+      coalesce((SELECT uf.position FROM markers uf WHERE uf.user_id = subscriptions.user_id AND uf.name = 'channel:' || uc.id), -1))`);
 }
 
 export { WORDS };

@@ -5,6 +5,7 @@
  * as the write that changes them, so reads never count rows.
  */
 
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 const createdAt = () => integer("created_at").notNull();
@@ -161,6 +162,10 @@ export const posts = sqliteTable(
     replies: integer("replies").notNull().default(0),
     reposts: integer("reposts").notNull().default(0),
     threads: integer("threads").notNull().default(0),
+    /** Explore `newcomers`: an original post among the first 50 of its author's, set at insert. */
+    isNewcomer: bool("is_newcomer"),
+    /** Explore `conversations`: a thread root with a live reply by someone else, kept at reply and delete. */
+    isConversation: bool("is_conversation"),
   },
   (t) => [
     index("posts_user").on(t.userId, t.id),
@@ -170,6 +175,13 @@ export const posts = sqliteTable(
     index("posts_user_text").on(t.userId, t.createdAt),
     /** Recent posts (trending, suggested users): ids grow with time, this finds where a window starts. */
     index("posts_created").on(t.createdAt),
+    // The explore streams walk these partial indexes newest first: each holds the posts that meet
+    // the stream's stored condition, so a page reads about a page (the query repeats each WHERE).
+    index("posts_newcomer").on(t.id).where(sql`is_newcomer = 1`),
+    index("posts_conversation").on(t.id).where(sql`is_conversation = 1`),
+    index("posts_popular").on(t.id).where(sql`replies + reposts + bookmarks >= 3`),
+    index("posts_unanswered").on(t.id).where(sql`replies = 0 and reposts = 0 and bookmarks = 0`),
+    index("posts_256").on(t.id).where(sql`length(text) = 256`),
   ],
 );
 
@@ -303,8 +315,19 @@ export const subscriptions = sqliteTable(
     channelId: integer("channel_id").notNull(),
     userId: integer("user_id").notNull(),
     createdAt: createdAt(),
+    /** The channel's activity key (stores/channel-sql activityKeySql), kept by the message writes: the inbox's order. */
+    activity: integer("activity").notNull().default(0),
+    /** The channel is unread by the user (stores/channel-sql unreadFlagSql), kept by message and marker writes. */
+    isUnread: bool("is_unread"),
   },
-  (t) => [uniqueIndex("subscriptions_user_channel").on(t.userId, t.channelId), index("subscriptions_channel").on(t.channelId)],
+  (t) => [
+    uniqueIndex("subscriptions_user_channel").on(t.userId, t.channelId),
+    index("subscriptions_channel").on(t.channelId),
+    /** The inbox: a user's subscriptions, most recently active first, walked a page at a time. */
+    index("subscriptions_user_activity").on(t.userId, t.activity, t.channelId),
+    /** The inbox's unread counts: a user's unread subscriptions only. */
+    index("subscriptions_user_unread").on(t.userId, t.channelId).where(sql`is_unread = 1`),
+  ],
 );
 
 export const channelMutes = sqliteTable(
@@ -315,7 +338,7 @@ export const channelMutes = sqliteTable(
     userId: integer("user_id").notNull(),
     createdAt: createdAt(),
   },
-  (t) => [uniqueIndex("channel_mutes_user_channel").on(t.userId, t.channelId)],
+  (t) => [uniqueIndex("channel_mutes_user_channel").on(t.userId, t.channelId), index("channel_mutes_user").on(t.userId, t.id, t.channelId)],
 );
 
 export const messages = sqliteTable(
@@ -681,6 +704,11 @@ export const interactionEvents = sqliteTable(
     actorId: integer("actor_id").notNull(),
     createdAt: createdAt(),
   },
-  (t) => [index("interaction_events_group").on(t.groupId, t.id)],
+  (t) => [
+    // Covering for the actors of a page: a group's newest events and who they are.
+    index("interaction_events_group").on(t.groupId, t.id, t.actorId),
+    /** One event per actor and group (its latest): a group's newest events are its newest actors. */
+    uniqueIndex("interaction_events_actor").on(t.groupId, t.actorId),
+  ],
 );
 

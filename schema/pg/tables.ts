@@ -206,6 +206,10 @@ export const posts = pgTable(
     replies: int8("replies").notNull().default(0),
     reposts: int8("reposts").notNull().default(0),
     threads: int8("threads").notNull().default(0),
+    /** Explore `newcomers`: an original post among the first 50 of its author's, set at insert. */
+    isNewcomer: bool("is_newcomer"),
+    /** Explore `conversations`: a thread root with a live reply by someone else, kept at reply and delete. */
+    isConversation: bool("is_conversation"),
   },
   (t) => [
     index("posts_user").on(t.userId, t.id),
@@ -215,6 +219,13 @@ export const posts = pgTable(
     index("posts_user_text").on(t.userId, t.createdAt),
     /** Recent posts (trending, suggested users): ids grow with time, this finds where a window starts. */
     index("posts_created").on(t.createdAt),
+    // The explore streams walk these partial indexes newest first: each holds the posts that meet
+    // the stream's stored condition, so a page reads about a page (the query repeats each WHERE).
+    index("posts_newcomer").on(t.id).where(sql`is_newcomer = 1`),
+    index("posts_conversation").on(t.id).where(sql`is_conversation = 1`),
+    index("posts_popular").on(t.id).where(sql`replies + reposts + bookmarks >= 3`),
+    index("posts_unanswered").on(t.id).where(sql`replies = 0 and reposts = 0 and bookmarks = 0`),
+    index("posts_256").on(t.id).where(sql`length(text) = 256`),
   ],
 );
 
@@ -349,8 +360,19 @@ export const subscriptions = pgTable(
     channelId: int8("channel_id").notNull(),
     userId: int8("user_id").notNull(),
     createdAt: createdAt(),
+    /** The channel's activity key (stores/channel-sql activityKeySql), kept by the message writes: the inbox's order. */
+    activity: int8("activity").notNull().default(0),
+    /** The channel is unread by the user (stores/channel-sql unreadFlagSql), kept by message and marker writes. */
+    isUnread: bool("is_unread"),
   },
-  (t) => [uniqueIndex("subscriptions_user_channel").on(t.userId, t.channelId), index("subscriptions_channel").on(t.channelId)],
+  (t) => [
+    uniqueIndex("subscriptions_user_channel").on(t.userId, t.channelId),
+    index("subscriptions_channel").on(t.channelId),
+    /** The inbox: a user's subscriptions, most recently active first, walked a page at a time. */
+    index("subscriptions_user_activity").on(t.userId, t.activity, t.channelId),
+    /** The inbox's unread counts: a user's unread subscriptions only. */
+    index("subscriptions_user_unread").on(t.userId, t.channelId).where(sql`is_unread = 1`),
+  ],
 );
 
 export const channelMutes = pgTable(
@@ -361,7 +383,7 @@ export const channelMutes = pgTable(
     userId: int8("user_id").notNull(),
     createdAt: createdAt(),
   },
-  (t) => [uniqueIndex("channel_mutes_user_channel").on(t.userId, t.channelId)],
+  (t) => [uniqueIndex("channel_mutes_user_channel").on(t.userId, t.channelId), index("channel_mutes_user").on(t.userId, t.id, t.channelId)],
 );
 
 /** Also has the SQL-only generated column `search_vector` (see the header and 0001_message_search.sql). */
@@ -715,5 +737,10 @@ export const interactionEvents = pgTable(
     actorId: int8("actor_id").notNull(),
     createdAt: createdAt(),
   },
-  (t) => [index("interaction_events_group").on(t.groupId, t.id)],
+  (t) => [
+    // Covering for the actors of a page: a group's newest events and who they are.
+    index("interaction_events_group").on(t.groupId, t.id, t.actorId),
+    /** One event per actor and group (its latest): a group's newest events are its newest actors. */
+    uniqueIndex("interaction_events_actor").on(t.groupId, t.actorId),
+  ],
 );

@@ -10,7 +10,7 @@ import { createRouter, defineRoute, Envelope, errors, idString } from "../http/r
 import { now } from "../http/time";
 import type { AppEnv } from "../http/types";
 import { parseFlags, processForCreate } from "../services/text";
-import { PM_TYPE } from "../stores/channel-sql";
+import { PM_TYPE, refreshUnreadSql } from "../stores/channel-sql";
 import { pmKeyOf, pmParticipants } from "../stores/channels";
 import {
   NEW_MESSAGE_ID,
@@ -81,11 +81,12 @@ async function sendMessage(
   const { pollId, fileIds } = rawAttachments(raw);
   // update_marker=1 (decisions §6): the `channel:{id}` marker moves to the new message, same batch.
   const markerName = "pm" in target ? sql`'channel:' || (SELECT id FROM channels WHERE pm_key = ${target.pm.key})` : `channel:${target.channelId}`;
+  const markerChannel = "pm" in target ? sql`(SELECT id FROM channels WHERE pm_key = ${target.pm.key})` : target.channelId;
   const markerWrite = flagOn(c.req.query("update_marker"))
     ? markerWriteSql({ userId: user.id, name: markerName, position: NEW_MESSAGE_ID, percentage: 0, reset: false, version: newVersion(), at: now(c) })
     : undefined;
   const created = await createMessage(c.var.db, {
-    ...(markerWrite ? { extraWrites: [markerWrite] } : {}),
+    ...(markerWrite ? { extraWrites: [markerWrite, refreshUnreadSql(user.id, markerChannel)] } : {}),
     target,
     userId: user.id,
     appId: c.var.auth!.app.id,

@@ -3,7 +3,7 @@ import type { Db } from "../db";
 import { isPostgres } from "../db/backend";
 import { inList, int, jsonRows, text } from "../db/dialect";
 import type { Page } from "../http/pagination";
-import { PM_TYPE, batchRows, canReadSql, pageBoundsSql, readUser, userColumnsSql, type Row } from "./channel-sql";
+import { PM_TYPE, batchRows, canReadSql, pageBoundsSql, readUser, unreadFlagSql, userColumnsSql, type Row } from "./channel-sql";
 import { channelColumnsSql, channelFrom, ownerJoin, readChannel, type ChannelRecord } from "./channels";
 import { messageColumnsSql, messageJoins, readMessage, type MessageRecord } from "./messages";
 import { userExtraColumns, type UserView } from "./users";
@@ -128,8 +128,10 @@ export const INBOX_COUNT_TYPES = [PM_TYPE, "io.example.core.chat"];
 
 /** Per type, how many of the user's subscribed, active channels are unread. */
 function unreadCountsSql(userId: number, types: string[]): SQL {
+  // Reads the user's subscriptions flagged unread only (partial index subscriptions_user_unread); the
+  // flag may only err towards unread (a refresh missed), and unreadSql re-checks it, so counts stay exact.
   return sql`SELECT c.type, count(*) AS n FROM subscriptions s JOIN channels c ON c.id = s.channel_id
-    WHERE s.user_id = ${userId} AND c.type IN ${inList(types, "text")} AND c.is_active = 1
+    WHERE s.user_id = ${userId} AND s.is_unread = 1 AND c.type IN ${inList(types, "text")} AND c.is_active = 1
       AND ${canReadSql("c", userId)} AND ${unreadSql(userId)}
     GROUP BY c.type`;
 }
@@ -140,26 +142,21 @@ const countsOf = (rows: Row[], types: string[]) => {
   return out;
 };
 
-/**
- * A channel's activity as one integer: the time of its newest live message (of its creation when
- * it has none) in seconds, times 2^20, plus the low 20 bits of its id so keys tie only between
- * channels whose ids are 2^20 apart. Ordering and paginating the inbox by it keeps channels
- * without messages reachable (a message id would give them all the same key).
- */
+/** A channel's activity key (`activityKeySql`) computed from channel `c` (search's `activity` order). */
 export const ACTIVITY_KEY = `(coalesce((SELECT am.created_at FROM messages am WHERE am.id = c.recent_message_id), c.created_at) * 1048576 + c.id % 1048576)`;
 
 /**
  * The user's inbox: channels they subscribe to, most recently active first (the pagination id is
- * `ACTIVITY_KEY`), plus the unread counts.
+ * the channel's activity key), plus the unread counts.
  */
 export async function listSubscribed(db: Db, userId: number, page: Page, f: ChannelFilters, want: ChannelExtras) {
-  const key = ACTIVITY_KEY;
+  // The subscription keeps the channel's key: the page walks index subscriptions_user_activity.
   const { read, more } = await readChannels(
     db,
-    sql`SELECT ${channelColumnsSql(userId)}, ${sql.raw(key)} AS pagination_id
+    sql`SELECT ${channelColumnsSql(userId)}, s.activity AS pagination_id
       FROM subscriptions s JOIN channels c ON c.id = s.channel_id ${ownerJoin}
-      WHERE s.user_id = ${userId} AND ${pageBoundsSql(key, page)} AND ${canReadSql("c", userId)} AND ${filterSql(f, userId)}
-      ORDER BY ${sql.raw(key)} ${dir(page)}, c.id ${dir(page)} LIMIT ${page.limit + 1}`,
+      WHERE s.user_id = ${userId} AND ${pageBoundsSql("s.activity", page)} AND ${canReadSql("c", userId)} AND ${filterSql(f, userId)}
+      ORDER BY s.activity ${dir(page)}, s.channel_id ${dir(page)} LIMIT ${page.limit + 1}`,
     userId,
     want,
     [unreadCountsSql(userId, INBOX_COUNT_TYPES)],
@@ -213,6 +210,7 @@ export async function markAllRead(db: Db, userId: number, types: string[], versi
       ON CONFLICT (user_id, name) DO UPDATE SET position = excluded.position,
         last_read_id = ${isPostgres ? sql`GREATEST(markers.last_read_id, excluded.last_read_id)` : sql`max(markers.last_read_id, excluded.last_read_id)`},
         percentage = 0, version = excluded.version, updated_at = excluded.updated_at`,
+    sql`UPDATE subscriptions SET is_unread = ${unreadFlagSql(userId, sql`subscriptions.channel_id`)} WHERE user_id = ${userId} AND is_unread = 1`,
   ]);
 }
 

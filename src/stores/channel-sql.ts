@@ -10,6 +10,37 @@ import { userViewColumns, type UserView, type Viewer } from "./users";
 /** The channel type of private messages. */
 export const PM_TYPE = "io.example.core.pm";
 
+/**
+ * A channel's activity as one integer: the time of its newest live message (of its creation when
+ * it has none) in seconds, times 2^20, plus the low 20 bits of its id so keys tie only between
+ * channels whose ids are 2^20 apart. Ordering and paginating the inbox by it keeps channels
+ * without messages reachable (a message id would give them all the same key). Each subscription
+ * keeps it (`subscriptions.activity`): set at subscribing, refreshed whenever the channel's
+ * newest live message changes (`refreshActivitySql`).
+ */
+export const activityKeySql = (channelId: number | SQL) =>
+  sql`coalesce((SELECT coalesce((SELECT am.created_at FROM messages am WHERE am.id = ak.recent_message_id), ak.created_at) * 1048576 + ak.id % 1048576
+    FROM channels ak WHERE ak.id = ${channelId}), 0)`;
+
+/**
+ * 1 when `userId` has not read the channel up to its newest live message (their `channel:{id}`
+ * marker is below it), else 0: `subscriptions.is_unread`, set at subscribing and refreshed when
+ * the channel's newest live message or the user's marker of it changes.
+ */
+export const unreadFlagSql = (userId: number | SQL, channelId: number | SQL) =>
+  sql`coalesce((SELECT CASE WHEN uc.recent_message_id IS NOT NULL AND uc.recent_message_id >
+      coalesce((SELECT uf.position FROM markers uf WHERE uf.user_id = ${userId} AND uf.name = 'channel:' || uc.id), -1) THEN 1 ELSE 0 END
+    FROM channels uc WHERE uc.id = ${channelId}), 0)`;
+
+/** Moves the channel's subscriptions to its activity key and unread state (after its recent_message_id changed). */
+export const refreshActivitySql = (channelId: number | SQL) =>
+  sql`UPDATE subscriptions SET activity = ${activityKeySql(channelId)}, is_unread = ${unreadFlagSql(sql`subscriptions.user_id`, channelId)}
+    WHERE channel_id = ${channelId}`;
+
+/** Refreshes the user's unread state of the channel (after their `channel:{id}` marker moved). */
+export const refreshUnreadSql = (userId: number, channelId: number | SQL) =>
+  sql`UPDATE subscriptions SET is_unread = ${unreadFlagSql(userId, channelId)} WHERE user_id = ${userId} AND channel_id = ${channelId}`;
+
 /** A viewer id usable in SQL: 0 matches no user (ids start at 1). */
 export const viewerParam = (viewerId: number | null) => viewerId ?? 0;
 

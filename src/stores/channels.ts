@@ -3,6 +3,8 @@ import type { UserView } from "./users";
 import type { Db } from "../db";
 import { allRows } from "../db/batch";
 import {
+  activityKeySql,
+  unreadFlagSql,
   batchRows,
   bool,
   canReadSql,
@@ -193,7 +195,8 @@ export async function createChannel(db: Db, ch: NewChannel): Promise<ChannelReco
         ${f(ch.readImmutable)}, ${f(ch.writeImmutable)}, ${f(ch.fullImmutable)},
         ${ch.raw == null ? null : JSON.stringify(ch.raw)}, ${ch.createdAt}, 1)`,
     aclInsertSql(NEW_CHANNEL_ID, membersOf(ch.acl)),
-    sql`INSERT INTO subscriptions (channel_id, user_id, created_at) VALUES (${NEW_CHANNEL_ID}, ${ch.ownerId}, ${ch.createdAt})`,
+    // A new channel has no messages: read (is_unread 0).
+    sql`INSERT INTO subscriptions (channel_id, user_id, created_at, activity) VALUES (${NEW_CHANNEL_ID}, ${ch.ownerId}, ${ch.createdAt}, ${activityKeySql(NEW_CHANNEL_ID)})`,
     channelByIdSql(NEW_CHANNEL_ID, ch.ownerId),
   ]);
   return readChannel(rows[3][0]);
@@ -248,7 +251,8 @@ export interface SubscriptionChange {
  */
 export async function subscribe(db: Db, channelId: number, userId: number, at: number): Promise<SubscriptionChange> {
   const rows = await batchRows(db, [
-    sql`INSERT INTO subscriptions (channel_id, user_id, created_at) VALUES (${channelId}, ${userId}, ${at})
+    sql`INSERT INTO subscriptions (channel_id, user_id, created_at, activity, is_unread)
+      VALUES (${channelId}, ${userId}, ${at}, ${activityKeySql(channelId)}, ${unreadFlagSql(userId, channelId)})
       ON CONFLICT (user_id, channel_id) DO NOTHING RETURNING id`,
     sql`DELETE FROM channel_mutes WHERE user_id = ${userId} AND channel_id = ${channelId}`,
     recountSubscribers(channelId),

@@ -38,6 +38,8 @@ export function interactionWrites(e: {
     sql`insert into interaction_groups (user_id, action, object_id, latest_event_id, latest_at)
         select ${e.userId}, ${e.action}, ${e.objectId}, 0, ${e.at}
         where not exists (select 1 from interaction_groups where user_id = ${e.userId} and action = ${e.action} and object_id = ${e.objectId} and latest_at >= ${since})${when}`,
+    // One event per actor and group: an actor acting again (bookmark, unbookmark, bookmark) moves to the front.
+    sql`delete from interaction_events where group_id = ${group} and actor_id = ${e.actorId}${when}`,
     sql`insert into interaction_events (group_id, actor_id, created_at) select ${group}, ${e.actorId}, ${e.at} where true${when}`,
     sql`update interaction_groups set latest_event_id = (select max(id) from interaction_events where group_id = interaction_groups.id), latest_at = ${e.at}
         where id = ${group}${when}`,
@@ -52,8 +54,6 @@ export function interactionWrites(e: {
 
 /** Most users listed per item: the most recent distinct actors. */
 export const USERS_PER_INTERACTION = 50;
-/** Most recent events of a group looked at to find them (an actor may repeat: bookmark, unbookmark, bookmark). */
-const EVENTS_SCANNED_PER_INTERACTION = 200;
 
 const POST_ACTIONS: readonly InteractionAction[] = ["bookmark", "repost", "reply"];
 
@@ -105,24 +105,17 @@ function groupsPageSql(userId: Viewer, actions: readonly InteractionAction[], pa
 
 /**
  * The actors of the groups a page selects (`pg`: a query of interaction group rows), for one batch:
- * the newest EVENTS_SCANNED_PER_INTERACTION events of each group (index interaction_events_group),
- * one row per actor (their latest event), the newest USERS_PER_INTERACTION actors kept. Anonymous
- * polls name no one: their events are not even read.
+ * the newest USERS_PER_INTERACTION events of each group (index interaction_events_group), each
+ * event one actor (the writes keep one event per actor and group, its latest). Anonymous polls
+ * name no one: their events are not even read. Rows come in no order (`readActors` sorts them).
  */
 function groupActorsSql(pg: SQL, viewerId: Viewer | null): SQL {
-  return sql`WITH pg AS (${pg}),
-    recent AS (
-      SELECT e.group_id, e.actor_id, e.id FROM pg JOIN interaction_events e ON e.group_id = pg.id
-      WHERE e.id >= coalesce((SELECT e2.id FROM interaction_events e2 WHERE e2.group_id = pg.id
-          ORDER BY e2.id DESC LIMIT 1 OFFSET ${EVENTS_SCANNED_PER_INTERACTION - 1}), 0)
-        AND (pg.action <> 'poll_response' OR coalesce((SELECT ap.is_anonymous FROM polls ap WHERE ap.id = pg.object_id), 1) = 0)
-    ),
-    latest AS (SELECT group_id, actor_id, max(id) AS last_id FROM recent GROUP BY group_id, actor_id),
-    ranked AS (SELECT group_id, actor_id, last_id, row_number() OVER (PARTITION BY group_id ORDER BY last_id DESC) AS rn FROM latest)
-    SELECT ranked.group_id AS ix_group_id, ${userColumnsSql(viewerId)}
-    FROM ranked JOIN users ON users.id = ranked.actor_id
-    WHERE ranked.rn <= ${USERS_PER_INTERACTION}
-    ORDER BY ranked.group_id, ranked.last_id DESC`;
+  return sql`WITH pg AS (${pg})
+    SELECT pg.id AS ix_group_id, e.id AS ix_event_id, ${userColumnsSql(viewerId)}
+    FROM pg JOIN interaction_events e ON e.group_id = pg.id JOIN users ON users.id = e.actor_id
+    WHERE e.id >= coalesce((SELECT e2.id FROM interaction_events e2 WHERE e2.group_id = pg.id
+        ORDER BY e2.id DESC LIMIT 1 OFFSET ${USERS_PER_INTERACTION - 1}), 0)
+      AND (pg.action <> 'poll_response' OR coalesce((SELECT ap.is_anonymous FROM polls ap WHERE ap.id = pg.object_id), 1) = 0)`;
 }
 
 const readGroups = (r: RawResult) =>
@@ -136,9 +129,11 @@ const readGroups = (r: RawResult) =>
     }),
   );
 
+/** Actors per group, newest event first. */
 function readActors(r: RawResult): Map<number, UserView[]> {
   const actors = new Map<number, UserView[]>();
-  for (const row of r.results) {
+  const rows = [...r.results].sort((a, b) => Number(b.ix_event_id) - Number(a.ix_event_id));
+  for (const row of rows) {
     const list = actors.get(Number(row.ix_group_id)) ?? [];
     list.push(readUser(row)!);
     actors.set(Number(row.ix_group_id), list);

@@ -1,6 +1,6 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db";
-import { batchRows, canReadSql, type Row } from "./channel-sql";
+import { batchRows, canReadSql, refreshUnreadSql, type Row } from "./channel-sql";
 import { allRows } from "../db/batch";
 import { violates } from "../db/batch";
 import { greatest, inList, int } from "../db/dialect";
@@ -114,8 +114,9 @@ export async function setMarkers(db: Db, userId: number, inputs: MarkerInput[], 
       channelId == null
         ? userId
         : sql`(SELECT ${int(userId)} FROM channels c WHERE c.id = ${channelId} AND ${canReadSql("c", userId)})`;
-    return markerWriteSql({ userId: owner, name: m.name, position: m.position, percentage: m.percentage, reset, version: newVersion(), at });
-  });
+    const write = markerWriteSql({ userId: owner, name: m.name, position: m.position, percentage: m.percentage, reset, version: newVersion(), at });
+    return channelId == null ? [write] : [write, refreshUnreadSql(userId, channelId)];
+  }).flat();
   const names = [...new Set(inputs.map((m) => m.name))];
   try {
     const rows = await batchRows(db, [

@@ -13,6 +13,7 @@ import {
   json,
   num,
   pageBoundsSql,
+  refreshActivitySql,
   readUser,
   userColumnsSql,
   type Row,
@@ -229,6 +230,8 @@ export async function createMessage(db: Db, m: NewMessage): Promise<CreatedMessa
     sql`UPDATE channels SET messages = messages + 1, recent_message_id = ${NEW}
       ${m.autoSubscribe.length ? sql`, subscribers = (SELECT count(*) FROM subscriptions WHERE channel_id = ${chan})` : sql``}
       WHERE id = ${chan}`,
+    // The new message is the channel's newest: every subscription (auto-subscribed ones too) moves up.
+    refreshActivitySql(chan),
     ...(m.extraWrites ?? []),
   );
   const messageIndex = stmts.length;
@@ -320,6 +323,7 @@ export async function deleteMessage(db: Db, msg: MessageRecord, viewerId: number
     sql`UPDATE channels SET messages = ${greatest(sql`messages - 1`, sql`0`)},
         recent_message_id = (SELECT max(id) FROM messages WHERE channel_id = ${msg.channelId} AND is_deleted = 0 AND id <> ${msg.id})
       WHERE id = ${msg.channelId} AND ${live}`,
+    refreshActivitySql(msg.channelId),
   ];
   if (msg.replyTo != null) stmts.push(sql`UPDATE messages SET replies = ${greatest(sql`replies - 1`, sql`0`)} WHERE id = ${msg.replyTo} AND ${live}`);
   stmts.push(

@@ -78,6 +78,21 @@ function pageOf(cond: SQL, page: Page, a: ListArgs): SQL {
     order by ${posts.id} ${dir(page)} limit ${a.limit}`;
 }
 
+/** A page of the posts with a facet, walking its rows (primary key: facet, value, post_id) in post id order. */
+function facetPage(facet: string, value: Arg | SQL, cond: SQL, page: Page, a: ListArgs): SQL {
+  const pos = page.newestFirst ? sql`-tf.post_id` : sql`tf.post_id`;
+  return sql`select ${pageRow(sql`tf.post_id`, sql`tf.post_id`, pos)} from post_facets tf join ${posts} on ${posts.id} = tf.post_id
+    where tf.facet = ${sql.raw(`'${facet}'`)} and tf.value = ${value} and ${bounds(sql`tf.post_id`, page, a)} and ${cond}
+    order by tf.post_id ${dir(page)} limit ${a.limit}`;
+}
+
+/** Explore `photos`: the page of each facet walk (an image file, an oEmbed photo), merged in id order. */
+function photosPage(cond: SQL, page: Page, a: ListArgs): SQL {
+  const walk = (facet: string, value: string) => facetPage(facet, sql.raw(`'${value}'`), sql`${unindexed(posts.repostOf)} is null and ${cond}`, page, a);
+  return sql`select * from (${walk("file_kind", "image")}) pi union select * from (${walk("oembed", "photo")}) po
+    order by pos limit ${a.limit}`;
+}
+
 const dir = (page: Page) => sql.raw(page.newestFirst ? "DESC" : "ASC");
 const humanAuthor = sql`exists(select 1 from users gu where gu.id = ${posts.userId} and gu.type = 'human')`;
 
@@ -95,28 +110,29 @@ export type ExploreSlug = (typeof EXPLORE_STREAMS)[number]["slug"];
 const TRENDING_SECONDS = 48 * 3600;
 const TRENDING_ACTIONS = 3;
 const MISSED_AFTER_SECONDS = 3600;
-const NEWCOMER_POSTS = 50;
 
 function exploreCondition(slug: ExploreSlug, a: ListArgs): SQL {
   switch (slug) {
     case "conversations":
-      return sql`${posts.replyTo} is null and ${posts.replies} > 0 and exists(select 1 from posts cr where cr.thread_id = ${posts.id}
-        and cr.id <> ${posts.id} and cr.user_id <> ${posts.userId} and cr.is_deleted = 0)`;
+      // is_conversation: a live reply by someone else in the post's thread (kept by the writes).
+      return sql`${posts.isConversation} = 1 and ${unindexed(posts.replyTo)} is null and ${posts.replies} > 0`;
     case "photos":
-      return sql`exists(select 1 from post_facets pf where pf.post_id = ${posts.id}
-        and ((pf.facet = 'file_kind' and pf.value = 'image') or (pf.facet = 'oembed' and pf.value = 'photo')))`;
+      return sql`true`; // walks the facets instead (photosPage)
     case "trending":
-      // Ids grow with time: the oldest post of the window bounds the walk (index posts_created).
+      // Ids grow with time: the oldest post of the window bounds the walk (index posts_created);
+      // the literal sum condition is the WHERE of the partial index posts_popular.
       return sql`${posts.id} >= coalesce((select tw.id from posts tw where tw.created_at > ${a.trendingSince} order by tw.created_at limit 1), 0)
-        and ${posts.createdAt} > ${a.trendingSince} and ${posts.replies} + ${posts.reposts} + ${posts.bookmarks} >= ${TRENDING_ACTIONS}`;
+        and ${posts.createdAt} > ${a.trendingSince} and ${posts.replies} + ${posts.reposts} + ${posts.bookmarks} >= ${sql.raw(String(TRENDING_ACTIONS))}`;
     case "missed_conversations":
-      return sql`${posts.replyTo} is null and ${posts.replies} = 0 and ${posts.reposts} = 0 and ${posts.bookmarks} = 0
+      // The counters' conditions are the WHERE of the partial index posts_unanswered. `unindexed`
+      // reply_to (here and above): keeps SQLite off the reply_to index, whose null entries are most posts.
+      return sql`${unindexed(posts.replyTo)} is null and ${posts.replies} = 0 and ${posts.reposts} = 0 and ${posts.bookmarks} = 0
         and ${posts.createdAt} <= ${a.missedBefore}`;
     case "newcomers":
-      return sql`(select e.id from posts e where e.user_id = ${posts.userId} and e.id < ${posts.id} and e.repost_of is null
-        order by e.id limit 1 offset ${NEWCOMER_POSTS - 1}) is null`;
+      // is_newcomer: set at insert when the author had fewer than 50 original posts.
+      return sql`${posts.isNewcomer} = 1`;
     case "256":
-      return sql`length(${posts.text}) = 256`;
+      return sql`length(${posts.text}) = 256`; // the WHERE of the partial index posts_256
   }
 }
 
@@ -170,19 +186,19 @@ function listPageSql(stream: Stream, page: Page, f: PostFilters, a: ListArgs): S
         ? sql`true`
         : sql`not exists(select 1 from post_facets cf where cf.post_id = ${posts.id} and cf.facet = 'copy_mention'
             and cf.value = (select cu.username from users cu where cu.id = ${a.subject}))`;
-      return pageOf(sql`${posts.id} in (select pm.post_id from post_mentions pm where pm.user_id = ${a.subject}) and ${copies} and ${common}`, page, a);
+      // Walks the user's mention rows (primary key: user_id, post_id) in post id order.
+      const pos = page.newestFirst ? sql`-pm.post_id` : sql`pm.post_id`;
+      return sql`select ${pageRow(sql`pm.post_id`, sql`pm.post_id`, pos)} from post_mentions pm join ${posts} on ${posts.id} = pm.post_id
+        where pm.user_id = ${a.subject} and ${bounds(sql`pm.post_id`, page, a)} and ${copies} and ${common}
+        order by pm.post_id ${dir(page)} limit ${a.limit}`;
     }
     case "thread":
       return pageOf(sql`${posts.threadId} = (select tp.thread_id from posts tp where tp.id = ${a.subject}) and ${common}`, page, a);
     case "explore":
+      if (stream.slug === "photos") return photosPage(sql`${humanAuthor} and ${common}`, page, a);
       return pageOf(sql`${unindexed(posts.repostOf)} is null and ${humanAuthor} and ${exploreCondition(stream.slug, a)} and ${common}`, page, a);
-    case "tag": {
-      // Walks the tag's facet rows (primary key: facet, value, post_id) in post id order.
-      const pos = page.newestFirst ? sql`-tf.post_id` : sql`tf.post_id`;
-      return sql`select ${pageRow(sql`tf.post_id`, sql`tf.post_id`, pos)} from post_facets tf join ${posts} on ${posts.id} = tf.post_id
-        where tf.facet = 'tag' and tf.value = ${a.subject} and ${bounds(sql`tf.post_id`, page, a)} and ${common}
-        order by tf.post_id ${dir(page)} limit ${a.limit}`;
-    }
+    case "tag":
+      return facetPage("tag", a.subject, common, page, a);
     case "bookmarks": {
       // Newest bookmark first: the bookmark's id is the item's pagination id.
       const pos = page.newestFirst ? sql`-bk.id` : sql`bk.id`;

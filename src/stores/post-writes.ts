@@ -24,6 +24,15 @@ const single = (id: number | SQL) => sql`select ${typeof id === "number" ? int(i
  */
 const newestOf = (userId: number) => (isPostgres ? lastId("posts") : sql`(select max(np.id) from posts np where np.user_id = ${userId})`);
 
+/** Explore `newcomers`: 1 while the author has fewer than NEWCOMER_POSTS original posts (before the insert). */
+const NEWCOMER_POSTS = 50;
+const newcomer = (userId: number) => sql`case when (select nc.id from posts nc where nc.user_id = ${userId} and nc.repost_of is null
+  order by nc.id limit 1 offset ${sql.raw(String(NEWCOMER_POSTS - 1))}) is null then 1 else 0 end`;
+
+/** Explore `conversations` for the row of `posts` being updated (a thread root): a live reply by someone else. */
+const conversation = sql`case when exists(select 1 from posts cr where cr.thread_id = posts.id and cr.id <> posts.id
+  and cr.user_id <> posts.user_id and cr.is_deleted = 0) then 1 else 0 end`;
+
 /** Ancestors of a post (itself included), walking reply_to up to the thread root. */
 const ancestors = (postId: number) =>
   sql`with recursive anc(id) as (select ${int(postId)} union select ap.reply_to from posts ap join anc on ap.id = anc.id where ap.reply_to is not null)`;
@@ -95,10 +104,10 @@ export async function createPost(db: Db, p: NewPost): Promise<CreateResult> {
   const id = newestOf(p.userId);
   const writes: SQL[] = [
     // NOT NULL on user_id fails a duplicate, on thread_id a reply to a missing or deleted post.
-    sql`insert into posts (user_id, app_id, thread_id, reply_to, text, html, entities, is_nsfw, raw, created_at, revised_at)
+    sql`insert into posts (user_id, app_id, thread_id, reply_to, text, html, entities, is_nsfw, raw, created_at, revised_at, is_newcomer)
       select case when ${duplicate} then null else ${int(p.userId)} end, ${p.appId}, ${threadId}, ${p.replyTo?.id ?? null},
         ${p.text.text}, ${p.text.html}, ${JSON.stringify(p.text.entities)}, ${p.isNsfw ? 1 : 0},
-        ${p.raw === undefined ? null : JSON.stringify(p.raw)}, ${p.at}, ${p.at}`,
+        ${p.raw === undefined ? null : JSON.stringify(p.raw)}, ${p.at}, ${p.at}, ${newcomer(p.userId)}`,
   ];
   if (!p.replyTo || p.sentinel) {
     const fixId = p.sentinel ? sql`, html = replace(html, ${p.sentinel}, CAST(id AS TEXT)), entities = replace(entities, ${p.sentinel}, CAST(id AS TEXT))` : sql``;
@@ -114,6 +123,7 @@ export async function createPost(db: Db, p: NewPost): Promise<CreateResult> {
   if (p.replyTo) {
     writes.push(
       sql`update posts set replies = replies + 1 where id = ${p.replyTo.id}`,
+      sql`update posts set is_conversation = 1 where id = (select rt.thread_id from posts rt where rt.id = ${id}) and user_id <> ${p.userId}`,
       sql`${ancestors(p.replyTo.id)} update posts set threads = threads + 1 where id in (select id from anc)`,
       ...interactionWrites({ userId: p.replyTo.userId, action: "reply", objectId: p.replyTo.id, actorId: p.userId, at: p.at }),
     );
@@ -198,6 +208,8 @@ export async function deletePost(
     repostsClearSql(sql`select rr.id from posts rr where rr.repost_of = ${post.id}`),
     sql`delete from posts where repost_of = ${post.id}`,
     sql`update posts set is_deleted = 1, reposts = 0 where id = ${post.id}`,
+    // Its thread's root stays a conversation while another live reply by someone else remains.
+    sql`update posts set is_conversation = ${conversation} where id = (select dt.thread_id from posts dt where dt.id = ${post.id}) and id <> ${post.id}`,
     sql`delete from post_mentions where post_id = ${post.id}`,
     // Facets stay: tag and explore lists show the deleted post as a tombstone (include_deleted=1),
     // and search leaves deleted posts out by itself.

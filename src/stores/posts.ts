@@ -93,7 +93,8 @@ export function toPostSet(rows: PostRows, order?: (a: PostView, b: PostView) => 
   for (const r of rows.results) {
     const { view, inPage } = decodePostRow(r);
     paged ||= view.pos != null;
-    byId.set(view.post.id, view);
+    // A post both in the page and embedded by a repost of it comes twice: the page's row wins.
+    if (inPage || !byId.has(view.post.id)) byId.set(view.post.id, view);
     if (inPage) page.push(view);
   }
   page.sort(order ?? (paged ? (a, b) => (a.pos ?? 0) - (b.pos ?? 0) : byNewest));

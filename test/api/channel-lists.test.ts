@@ -85,6 +85,24 @@ describe("GET /users/me/channels/subscribed (the inbox)", () => {
     expect((await call("GET", "/users/me/channels/subscribed?include_marker=0", { token: u.token })).body.data[0]).not.toHaveProperty("marker");
 
     expect((await call("GET", "/users/me/channels/subscribed")).status).toBe(401);
+
+    // Each subscription keeps its channel's key: a late subscriber gets it, and deleting c1's only
+    // message makes c1 as active as its creation, the oldest of the three.
+    const late = await actor("messages");
+    for (const ch of [c2, c1]) await call("PUT", `/channels/${ch.id}/subscribe`, { token: late.token, now: tick() });
+    expect(ids(await call("GET", "/users/me/channels/subscribed", { token: late.token }))).toEqual([c1.id, c2.id]);
+    expect((await call("DELETE", `/channels/${c1.id}/messages/${m1.id}`, { token: owner.token, now: tick() })).status).toBe(200);
+    expect(ids(await call("GET", "/users/me/channels/subscribed", { token: u.token }))).toEqual([c2.id, empty.id, c1.id]);
+    // ... and its unread state: set at subscribing, cleared when the channel has no live message left
+    // or the user's marker reaches its newest (here by update_marker=1 on their own message).
+    const lateCounts = async () => (await call("GET", "/users/me/channels/subscribed", { token: late.token })).body.meta.unread_counts[chat];
+    expect(await lateCounts()).toBe(1);
+    const sent = await call("POST", `/channels/${c2.id}/messages?update_marker=1`, { token: late.token, json: { text: "read up" }, now: tick() });
+    expect(sent.status).toBe(201);
+    expect(await lateCounts()).toBe(0);
+    await message(owner.token, c2.id, "again");
+    expect(await lateCounts()).toBe(1);
+    expect((await call("GET", "/users/me/channels/subscribed", { token: u.token })).body.meta.unread_counts[chat]).toBe(1);
   });
 
   it("embeds the recent message (and the deleted newest one) and the ACL's limited users in the same round trip", async () => {

@@ -15,9 +15,12 @@ const POSTS = 20_000;
 const FOLLOWED = 50;
 const COUNT = 20;
 /** Rows a page may read beyond rendering its posts by id (see README "Home timelines"). */
-const BOUND = 5 * COUNT;
-/** The whole request, rendering included (rendering 20 posts by id reads ~650 rows in test mode). */
-const CEILING = 50 * COUNT;
+// Beyond rendering the page's posts: each source walked reads about a page plus the visibility
+// probes of each row it passes (mutes, blocks, of the reposted author too): `me` walks home_items
+// and the followed merged author; `unified` also the user's mentions, a third source.
+const BOUND = { me: 5 * COUNT, unified: 8 * COUNT } as const;
+/** The whole request, rendering included (rendering 20 posts by id reads ~260 rows). */
+const CEILING = 25 * COUNT;
 const CHUNK = 500;
 
 const rowsRead = (res: { headers: Headers }) => Number(res.headers.get("x-debug-rows-read"));
@@ -82,7 +85,7 @@ describe("home timeline rows read", { timeout: 600_000 }, () => {
   }
 
   for (const stream of ["me", "unified"]) {
-    it(`/posts/streams/${stream}: pages as the definition says, each reading at most ${BOUND} rows beyond their rendering`, async () => {
+    it(`/posts/streams/${stream}: pages as the definition says, each reading at most ${BOUND[stream as keyof typeof BOUND]} rows beyond their rendering`, async () => {
       const page1 = await call("GET", `/posts/streams/${stream}?count=${COUNT}`, { token: viewer.token });
       expect(page1.status, page1.text).toBe(200);
       expect(ids(page1)).toEqual(await expected(stream === "unified"));
@@ -93,7 +96,7 @@ describe("home timeline rows read", { timeout: 600_000 }, () => {
       for (const page of [page1, page2]) {
         const rendering = await call("GET", `/posts?ids=${ids(page).join(",")}`, { token: viewer.token });
         console.log(`${stream}: rows read by the page ${rowsRead(page)}, by rendering the same posts by id ${rowsRead(rendering)}`);
-        expect(rowsRead(page)).toBeLessThanOrEqual(rowsRead(rendering) + BOUND);
+        expect(rowsRead(page)).toBeLessThanOrEqual(rowsRead(rendering) + BOUND[stream as keyof typeof BOUND]);
         expect(rowsRead(page)).toBeLessThanOrEqual(CEILING);
       }
     });

@@ -68,12 +68,19 @@ describe("post explore streams", { timeout: 60_000 }, () => {
     const quiet = await post(a, "anyone?", {}, now - 7200);
     const fresh = await post(a, "just posted", {}, now);
     const selfOnly = await post(b, "talking to myself", {}, now - 7200);
-    await post(b, "a reply", { reply_to: root.id }, now - 7100);
+    const reply = await post(b, "a reply", { reply_to: root.id }, now - 7100);
     await post(b, "me again", { reply_to: selfOnly.id }, now - 7100);
     const conversations = ids(await call("GET", "/posts/streams/explore/conversations?count=200"));
     expect(conversations).toContain(root.id);
     expect(conversations).not.toContain(selfOnly.id);
     expect(conversations).not.toContain(quiet.id);
+    // Kept at write time: the other's reply deleted, the author's own reply does not count; a reply
+    // by someone else deeper in the thread does.
+    const own = await post(a, "answering myself", { reply_to: root.id }, now - 7000);
+    expect((await call("DELETE", `/posts/${reply.id}`, { token: b.token })).status).toBe(200);
+    expect(ids(await call("GET", "/posts/streams/explore/conversations?count=200"))).not.toContain(root.id);
+    await post(b, "deeper", { reply_to: own.id }, now - 6900);
+    expect(ids(await call("GET", "/posts/streams/explore/conversations?count=200"))).toContain(root.id);
     const missed = ids(await call("GET", "/posts/streams/explore/missed_conversations?count=200", { now }));
     expect(missed).toContain(quiet.id);
     expect(missed).not.toContain(root.id);
@@ -101,6 +108,8 @@ describe("post explore streams", { timeout: 60_000 }, () => {
 
     const newcomer = await actor(SCOPES);
     const firsts = [];
+    // Reposts are not among an author's posts: the first 50 originals stay newcomers.
+    expect((await call("PUT", `/posts/${text.id}/repost`, { token: newcomer.token })).status).toBe(201);
     for (let i = 0; i < 51; i++) firsts.push(await post(newcomer, `post number ${i}`));
     const newcomers = ids(await call("GET", "/posts/streams/explore/newcomers?count=200"));
     expect(newcomers).toContain(firsts[0].id);
