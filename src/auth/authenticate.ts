@@ -3,7 +3,7 @@ import { ApiError } from "../http/errors";
 import { now } from "../http/time";
 import type { AppEnv } from "../http/types";
 import type { Statement } from "../db/batch";
-import { activityDay, findTokenWith, scopeList, touchActivity } from "../stores/tokens";
+import { activityDay, claimActivity, findTokenWith, scopeList, touchActivity } from "../stores/tokens";
 import { bearerHash } from "./crypto";
 
 /** The statements a GET path's handler will need, given the request and its token's viewer; none when unsure. */
@@ -72,7 +72,7 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
     c.set("auth", { kind: found.token.userId == null ? "app" : "user", token: found.token, scopes, app: found.app, user: found.user });
     // Once per activity day per token; the day turns at a per-user time after midnight (activityDay).
     const day = found.user ? activityDay(found.user.id, now(c)) : "";
-    if (found.user && found.token.lastSeenDay !== day) {
+    if (found.user && claimActivity(found.token.id, found.token.lastSeenDay, day)) {
       c.executionCtx.waitUntil(touchActivity(c.var.db, found.token.id, found.user.id, day).catch(() => {}));
     }
     await next();

@@ -106,12 +106,30 @@ export function activityDay(userId: number, at: number): string {
   return new Date((at - activityPhase(userId)) * 1000).toISOString().slice(0, 10);
 }
 
+// Per isolate by nature: the activity marks this isolate already wrote (token id → day), so that a
+// token's next requests, arriving before the write landed, do not write it again.
+const activityWritten = new Map<number, string>();
+const ACTIVITY_MEMO_MAX = 10_000;
+
+/** Whether a token seen with `lastSeenDay` still needs its activity mark for `day` (and claims it). */
+export function claimActivity(tokenId: number, lastSeenDay: string | null, day: string): boolean {
+  if (lastSeenDay === day || activityWritten.get(tokenId) === day) return false;
+  if (activityWritten.size >= ACTIVITY_MEMO_MAX) activityWritten.clear();
+  activityWritten.set(tokenId, day);
+  return true;
+}
+
 /** Records that a token's user was active on `day` (`activityDay`: once a day per token). */
 export async function touchActivity(db: Db, tokenId: number, userId: number, day: string): Promise<void> {
-  await db.batch([
-    db.update(tokens).set({ lastSeenDay: day }).where(and(eq(tokens.id, tokenId))),
-    db.insert(userActivity).values({ day, userId }).onConflictDoNothing(),
-  ]);
+  try {
+    await db.batch([
+      db.update(tokens).set({ lastSeenDay: day }).where(and(eq(tokens.id, tokenId))),
+      db.insert(userActivity).values({ day, userId }).onConflictDoNothing(),
+    ]);
+  } catch (e) {
+    activityWritten.delete(tokenId); // not written: a later request tries again
+    throw e;
+  }
 }
 
 export const scopeList = (t: TokenRecord) => t.scopes.split(" ").filter(Boolean);
