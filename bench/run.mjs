@@ -302,7 +302,7 @@ for (const r of rows) {
   else log(`${pad(r.name, W)}${num(r.requests_per_s, 8)}${num(r.p50_ms, 8)}${num(r.p99_ms, 8)}${num(r.ratio_to_constant ?? "", 8)}${num(r.ratio_to_one_read ?? "", 8)}  ${r.non2xx ? `${r.non2xx} non-2xx ` : ""}${r.ratio_to_limits_off ? `÷limits-off ${r.ratio_to_limits_off}` : ""}${r.ratio_to_same_bytes ? `÷same-bytes floor ${r.ratio_to_same_bytes}` : ""}`);
 }
 printMix(results.mix, log);
-log(`\nseeding: base set ${seeding.base_seconds} s${seeding.mix_seconds !== undefined ? `, mix set ${seeding.mix_seconds} s` : ""}${PG ? `, then VACUUM ANALYZE ${seeding.after_seed_seconds} s` : ""}`);
+log(`\nseeding: base set ${seeding.base_seconds} s${seeding.mix_seconds !== undefined ? `, mix set ${seeding.mix_seconds} s` : ""}, derived timelines and flags ${seeding.derived_state_seconds} s${PG ? `, then VACUUM ANALYZE ${seeding.after_seed_seconds} s` : ""}`);
 if (results.streams.skipped) log(`\nstreams: skipped: ${results.streams.skipped}`);
 else log(`\nstreams: one write to ${results.streams.sockets} app stream sockets: p50 ${results.streams.p50_ms} ms, p99 ${results.streams.p99_ms} ms (${results.streams.writes} writes)`);
 if (results.replay.skipped) log(`replay: skipped: ${results.replay.skipped}`);
