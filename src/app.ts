@@ -161,22 +161,16 @@ export function createApp() {
       reads: c.req.method === "GET" || c.req.method === "HEAD",
       bookmark: requestBookmark(c.req.header(BOOKMARK_HEADER), BACKEND),
     };
-    if (c.env.ALLOW_TEST_CLOCK !== "1" && c.env.BENCH_ROWS_READ !== "1") {
-      const db = openDb(c.env, undefined, read);
-      c.set("db", db);
-      await next();
-      await returnBookmark(c, c.var.db);
-      return;
-    }
     // Test mode, or the benchmark's meter alone (BENCH_ROWS_READ, which turns on nothing else):
     // count the request's database round trips (X-Debug-Db-Calls) and, on D1, the rows they read
     // (X-Debug-Rows-Read: the sum of D1's meta.rows_read).
+    const metered = c.env.ALLOW_TEST_CLOCK === "1" || c.env.BENCH_ROWS_READ === "1";
     let calls = 0;
     let rowsRead = 0;
-    const db = openDb(c.env, { call: () => calls++, rowsRead: (n) => (rowsRead += n) }, read);
-    c.set("db", db);
+    c.set("db", openDb(c.env, metered ? { call: () => calls++, rowsRead: (n) => (rowsRead += n) } : undefined, read));
     await next();
     await returnBookmark(c, c.var.db);
+    if (!metered) return;
     try {
       c.res.headers.set("X-Debug-Db-Calls", String(calls));
       if (!isPostgres) c.res.headers.set("X-Debug-Rows-Read", String(rowsRead));
