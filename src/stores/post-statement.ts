@@ -56,7 +56,7 @@ function buildShape(kind: ViewerKind, paged: boolean): Shape {
   // (20,000 rows read for a page of 20).
   const pageCols = paged ? sql`pg.pid, pg.pos, pg.note` : sql`CAST(NULL AS BIGINT) AS pid, CAST(NULL AS BIGINT) AS pos, CAST(NULL AS TEXT) AS note`;
   const statement = sql`, sel AS (SELECT pg.id, ${pageCols}, 1 AS in_page FROM page pg
-      UNION SELECT rp.rid, NULL, NULL, NULL, 0 FROM (SELECT (SELECT ro.repost_of FROM posts ro WHERE ro.id = pr.id) AS rid FROM page pr) rp WHERE rp.rid IS NOT NULL)
+      UNION SELECT ro.repost_of, NULL, NULL, NULL, 0 FROM page rp JOIN posts ro ON ro.id = rp.id WHERE ro.repost_of IS NOT NULL)
     SELECT ${sql.join([...post.select, ...user.select, ...app.select, ...extra], sql`, `)}
     FROM sel JOIN ${posts} ON ${posts.id} = +sel.id
       LEFT JOIN ${users} ON ${users.id} = ${posts.userId} LEFT JOIN ${apps} ON ${apps.id} = ${posts.appId}`;
