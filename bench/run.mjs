@@ -29,6 +29,8 @@ const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const SOCKETS = Number(process.env.BENCH_SOCKETS ?? 1000);
 const PG = process.env.BENCH_DB === "pg";
+// BENCH_PROFILE=1: a CPU profile of the Worker while the mix runs (bench/profile.mjs).
+const PROFILE = process.env.BENCH_PROFILE === "1";
 // BENCH_ONLY="post lookup,token": measure only the endpoints whose names contain one of these (the
 // floors always run; streams, replay and the limiter only when named). For working on one row.
 const ONLY = process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(",").map((s) => s.trim()) : null;
@@ -69,6 +71,7 @@ function miniflareOptions(vars) {
     r2Persist: path.join(persist, "r2"),
     durableObjectsPersist: path.join(persist, "do"),
     cf: false,
+    ...(PROFILE ? { inspectorPort: 9329 } : {}),
   };
 }
 const mf = new Miniflare(miniflareOptions({ RATE_LIMITS: "0" }));
@@ -200,7 +203,13 @@ for (const [i, f] of results.floors.entries()) if (i > 1 && !f.skipped) f.ratio_
 
 // 5b. The mix: every hot read type and ~15 % writes as 1,000 users, Zipf-skewed (bench/mix.mjs).
 if (mixOn) {
+  const profile = PROFILE ? await (await import("./profile.mjs")).startProfile(9329) : null;
   results.mix = await measureMix({ root, url, data: mixData, headers: CLIENT, connections: CONNECTIONS, seconds: DURATION, floor: oneRead.requests_per_s, wanted, log, tmp: persist });
+  if (profile) {
+    const summary = await profile.stop(path.join(root, "bench/results/mix.cpuprofile"));
+    log(`\nCPU profile of the Worker during the mix (bench/results/mix.cpuprofile): busy ${summary.busy_share} of ${summary.samples} samples`);
+    for (const r of summary.top) log(`  ${(r.self_share * 100).toFixed(1).padStart(5)} %  ${r.fn}`);
+  }
 }
 
 // 6. Streams: time from one write to its event on every connected app stream socket.
