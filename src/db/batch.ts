@@ -57,6 +57,21 @@ export function boundShape(key: string, build: () => SQL, values: Record<string,
   return new BoundQuery({ sql: q.sql, params: fillPlaceholders(q.params, values) });
 }
 
+const shapeLists = new Map<string, Query[]>();
+
+/**
+ * `boundShape` for the statements of one batch: `build` gives them (raw `sql`, or BoundQuery
+ * whose parameters may still hold placeholders), compiled once per `key`, each bound to `values`.
+ */
+export function boundShapes(key: string, build: () => (SQL | BoundQuery)[], values: Record<string, unknown>): BoundQuery[] {
+  let qs = shapeLists.get(key);
+  if (!qs) {
+    if (shapeLists.size >= 1024) shapeLists.clear();
+    shapeLists.set(key, (qs = build().map((s) => (s instanceof BoundQuery ? s.query : compile(s)))));
+  }
+  return qs.map((q) => new BoundQuery({ sql: q.sql, params: fillPlaceholders(q.params, values) }));
+}
+
 /** Compiled Postgres text with its `$n` parameters renumbered to follow `n` others (to put it after them). */
 export const shiftParams = (text: string, n: number): string => text.replace(/\$(\d+)/g, (_, i) => `$${Number(i) + n}`);
 

@@ -1,8 +1,9 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Db, Row } from "../db";
-import { runBatch } from "../db/batch";
+import type { Page } from "../http/pagination";
+import { runBatch, type Statement } from "../db/batch";
 import { pick, selectGroup, type Field } from "../db/compiled";
-import { userViewColumns, type UserView, type Viewer } from "./users";
+import { userViewColumns, type UserView, type ViewerSlot } from "./users";
 
 // SQL shared by the channel, message and search stores: who may read a channel, the
 // embedded user of a row, and how rows come back from raw D1 statements.
@@ -41,8 +42,11 @@ export const refreshActivitySql = (channelId: number | SQL) =>
 export const refreshUnreadSql = (userId: number, channelId: number | SQL) =>
   sql`UPDATE subscriptions SET is_unread = ${unreadFlagSql(userId, channelId)} WHERE user_id = ${userId} AND channel_id = ${channelId}`;
 
-/** A viewer id usable in SQL: 0 matches no user (ids start at 1). */
-export const viewerParam = (viewerId: number | null) => viewerId ?? 0;
+/**
+ * A viewer id usable in SQL: 0 matches no user (ids start at 1). A statement compiled once per
+ * shape passes its viewer as SQL (a placeholder), kept as it is.
+ */
+export const viewerParam = <V extends number | SQL>(viewerId: V | null): V | 0 => viewerId ?? 0;
 
 /**
  * Whether the viewer may read channel `c` (an alias in the query): `read.public`, or for a
@@ -63,7 +67,7 @@ let userFields: Field[] | undefined;
  * Columns of the user joined as `users` (unaliased), with the viewer's relationship flags,
  * aliased `u__<field>` so they can sit next to other columns; `readUser` decodes them.
  */
-export function userColumnsSql(viewerId: Viewer | null): SQL {
+export function userColumnsSql(viewerId: ViewerSlot | SQL | null): SQL {
   return sql.join(selectGroup(userViewColumns(viewerId), USER_PREFIX).select, sql`, `);
 }
 
@@ -77,13 +81,35 @@ export function readUser(row: Record<string, unknown>): UserView | null {
 export type { Row } from "../db";
 
 /** Runs raw statements atomically in one round trip; the rows of each. */
-export async function batchRows(db: Db, qs: SQL[]): Promise<Row[][]> {
+export async function batchRows(db: Db, qs: Statement[]): Promise<Row[][]> {
   return (await runBatch(db, qs)).map((r) => r.results);
 }
 
 export const bool = (v: unknown) => v === 1 || v === true || v === "1";
 export const num = (v: unknown) => (v == null ? null : Number(v));
 export const json = (v: unknown) => (typeof v === "string" ? JSON.parse(v) : (v ?? null));
+
+/**
+ * `pageBoundsSql` for a statement compiled once per shape: the bounds as placeholders `since` and
+ * `before` (`pageBoundValues` gives their values), and the part of the shape's key they decide.
+ */
+export function pageBoundsShape(col: string, page: Page): { sql: SQL; key: string } {
+  const c = sql.raw(col);
+  const conds: SQL[] = [];
+  let key = "";
+  if (page.sinceId !== undefined) {
+    conds.push(page.sinceInclusive ? sql`${c} >= ${sql.placeholder("since")}` : sql`${c} > ${sql.placeholder("since")}`);
+    key += page.sinceInclusive ? "S" : "s";
+  }
+  if (page.beforeId !== undefined) {
+    conds.push(page.beforeInclusive ? sql`${c} <= ${sql.placeholder("before")}` : sql`${c} < ${sql.placeholder("before")}`);
+    key += page.beforeInclusive ? "B" : "b";
+  }
+  return { sql: conds.length ? sql.join(conds, sql` AND `) : sql`true`, key };
+}
+
+/** The values of `pageBoundsShape`'s placeholders. */
+export const pageBoundValues = (page: Page) => ({ since: page.sinceId, before: page.beforeId });
 
 /** Since/before bounds of a page on a pagination column given as SQL text (e.g. `m.id`). */
 export function pageBoundsSql(col: string, page: { sinceId?: number; sinceInclusive?: boolean; beforeId?: number; beforeInclusive?: boolean }): SQL {

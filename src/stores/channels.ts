@@ -75,7 +75,7 @@ export const pmParticipants = (pmKey: string) => pmKey.split(",").map(Number);
 export const pmKeyOf = (ids: number[]) => [...new Set(ids)].sort((a, b) => a - b).join(",");
 
 /** Columns of a channel `c` (joined with its owner as `users`) for `readChannel`. */
-export function channelColumnsSql(viewerId: number | null): SQL {
+export function channelColumnsSql(viewerId: number | SQL | null): SQL {
   const v = viewerParam(viewerId);
   // has_unread (api.md "Stream markers"): read only when the viewer's `channel:{id}` marker is at
   // or above the newest message; no marker and any message means unread. A primary-key lookup.
@@ -151,7 +151,7 @@ export function readChannel(r: Row): ChannelRecord {
 }
 
 /** A channel by id with the viewer's flags (whether the viewer may read it is `channelAccess`). */
-export function channelByIdSql(id: number | SQL, viewerId: number | null): SQL {
+export function channelByIdSql(id: number | SQL, viewerId: number | SQL | null): SQL {
   return sql`SELECT ${channelColumnsSql(viewerId)} FROM ${channelFrom} WHERE c.id = ${id}`;
 }
 

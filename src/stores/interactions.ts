@@ -1,10 +1,10 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Page } from "../http/pagination";
-import { bool, json, pageBoundsSql, readUser, userColumnsSql, type Row } from "./channel-sql";
+import { bool, json, pageBoundsSql, pageBoundValues, pageBoundsShape, readUser, userColumnsSql, type Row } from "./channel-sql";
 import type { Db, RawResult } from "../db";
-import { mixedBatch } from "../db/batch";
+import { boundShapes, mixedBatch, type BoundQuery } from "../db/batch";
 import { postsQuery, toPostSet, type PostSet } from "./posts";
-import { viewerSql, type UserView, type Viewer } from "./users";
+import { viewerSql, type UserView, type Viewer, type ViewerSlot } from "./users";
 import { inList, jsonArray, jsonArrayAgg } from "../db/dialect";
 
 export type InteractionAction = "bookmark" | "reply" | "repost" | "follow" | "poll_response";
@@ -90,12 +90,12 @@ export interface InteractionPage {
 }
 
 /** `SELECT` of the page's groups: one index range scan, or one per action merged when only some actions are wanted. */
-function groupsPageSql(userId: Viewer, actions: readonly InteractionAction[], page: Page): SQL {
+function groupsPageSql(userId: ViewerSlot, actions: readonly InteractionAction[], page: Page, bounds: SQL): SQL {
   const dir = sql.raw(page.newestFirst ? "DESC" : "ASC");
-  const limit = page.limit + 1;
+  const limit = sql.placeholder("limit");
   const scan = (action?: InteractionAction) =>
     sql`SELECT g.id, g.action, g.object_id, g.latest_event_id, g.latest_at FROM interaction_groups g
-      WHERE g.user_id = ${viewerSql(userId)} ${action ? sql`AND g.action = ${action}` : sql``} AND ${pageBoundsSql("g.latest_event_id", page)}
+      WHERE g.user_id = ${viewerSql(userId)} ${action ? sql`AND g.action = ${sql.raw(`'${action}'`)}` : sql``} AND ${bounds}
       ORDER BY g.latest_event_id ${dir} LIMIT ${limit}`;
   if (actions.length === INTERACTION_ACTIONS.length) return scan();
   if (actions.length === 1) return scan(actions[0]);
@@ -109,7 +109,7 @@ function groupsPageSql(userId: Viewer, actions: readonly InteractionAction[], pa
  * event one actor (the writes keep one event per actor and group, its latest). Anonymous polls
  * name no one: their events are not even read. Rows come in no order (`readActors` sorts them).
  */
-function groupActorsSql(pg: SQL, viewerId: Viewer | null): SQL {
+function groupActorsSql(pg: SQL, viewerId: ViewerSlot | null): SQL {
   return sql`WITH pg AS (${pg})
     SELECT pg.id AS ix_group_id, e.id AS ix_event_id, ${userColumnsSql(viewerId)}
     FROM pg JOIN interaction_events e ON e.group_id = pg.id JOIN users ON users.id = e.actor_id
@@ -146,8 +146,19 @@ function readActors(r: RawResult): Map<number, UserView[]> {
  * and polls acted on. Each statement recomputes the page (a bounded index range scan) as a
  * subquery, so all of it is one round trip. `actions` must not be empty.
  */
-export function interactionPageQueries(userId: Viewer, actions: readonly InteractionAction[], page: Page) {
-  const pg = groupsPageSql(userId, actions, page);
+export function interactionPageQueries(userId: Viewer, actions: readonly InteractionAction[], page: Page): BoundQuery[] {
+  // Compiled once per shape (building and compiling five statements through drizzle cost more
+  // CPU than reading them), bound per request by name.
+  const byId = typeof userId === "number";
+  const bounds = pageBoundsShape("g.latest_event_id", page);
+  const key = `interactions:${byId ? "user" : "token"}:${actions.join(",")}:${bounds.key}:${page.newestFirst ? "desc" : "asc"}`;
+  const values = { viewer: byId ? userId : undefined, hash: byId ? undefined : userId.tokenHash, limit: page.limit + 1, ...pageBoundValues(page) };
+  const slot: ViewerSlot = byId ? sql.placeholder("viewer") : { tokenHash: sql.placeholder("hash") as unknown as string };
+  return boundShapes(key, () => pageStatements(slot, actions, page, bounds.sql), values);
+}
+
+function pageStatements(userId: ViewerSlot, actions: readonly InteractionAction[], page: Page, bounds: SQL): (SQL | BoundQuery)[] {
+  const pg = groupsPageSql(userId, actions, page, bounds);
   const objectsOf = (list: readonly InteractionAction[]) =>
     sql`SELECT pg.object_id AS id FROM (${pg}) pg WHERE pg.action IN ${inList(list, "text")}`;
   const actors = groupActorsSql(pg, userId);
@@ -163,7 +174,7 @@ export function interactionPageQueries(userId: Viewer, actions: readonly Interac
           (SELECT ${jsonArrayAgg(jsonArray(sql`o.position`, sql`o.text`))} FROM poll_options o WHERE o.poll_id = p.id) AS options
         FROM polls p WHERE p.id IN (${objectsOf(["poll_response"])})`
       : none,
-  ] as const;
+  ];
 }
 
 /** One page of the user's interactions and everything its items embed, in one round trip. */

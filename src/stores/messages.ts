@@ -4,7 +4,7 @@ import type { TextResult } from "../text";
 import type { Facet } from "./message-facets";
 import type { UserView } from "./users";
 import type { Db } from "../db";
-import { allRows } from "../db/batch";
+import { allRows, boundShape } from "../db/batch";
 import {
   PM_TYPE,
   batchRows,
@@ -12,6 +12,8 @@ import {
   canReadSql,
   json,
   num,
+  pageBoundValues,
+  pageBoundsShape,
   pageBoundsSql,
   refreshActivitySql,
   readUser,
@@ -51,7 +53,7 @@ export interface MessageRecord {
 }
 
 /** Columns of a message `m` (joined with `users` and `apps a` by `messageFrom`) for `readMessage`. */
-export function messageColumnsSql(viewerId: number | null): SQL {
+export function messageColumnsSql(viewerId: number | SQL | null): SQL {
   return sql`m.id, m.channel_id, m.user_id, m.thread_id, m.reply_to, m.text, m.html, m.entities, m.is_nsfw,
     m.is_sticky, m.is_deleted, m.deleted_by, m.raw, m.created_at, m.replies,
     a.client_id AS app_client_id, a.name AS app_name, a.url AS app_url, a.deleted_at AS app_deleted_at,
@@ -264,13 +266,24 @@ export async function channelMessages(
   page: Page,
   opts: { includeDeleted: boolean; markerRead?: SQL },
 ): Promise<{ channel?: ChannelRecord; messages: MessageRecord[]; markerRows?: Row[] }> {
+  // Compiled once per shape (building and compiling it through drizzle cost more CPU than the
+  // database read), bound per request by name.
+  const viewer = viewerId == null ? null : sql`${sql.placeholder("viewer")}`;
+  const channel = sql`${sql.placeholder("channel")}`;
+  const bounds = pageBoundsShape("m.id", page);
+  const values = { viewer: viewerId, channel: channelId, limit: page.limit + 1, ...pageBoundValues(page) };
+  const who = viewer ? "user" : "anonymous";
   const rows = await batchRows(db, [
-    channelByIdSql(channelId, viewerId),
-    sql`SELECT ${messageColumnsSql(viewerId)}, m.id AS pagination_id FROM messages m ${messageJoins}
-      WHERE m.channel_id = ${channelId} AND ${pageBoundsSql("m.id", page)}
-        ${opts.includeDeleted ? sql`` : sql`AND m.is_deleted = 0`}
-        AND EXISTS (SELECT 1 FROM channels c WHERE c.id = ${channelId} AND ${canReadSql("c", viewerId)})
-      ORDER BY m.id ${sql.raw(page.newestFirst ? "DESC" : "ASC")} LIMIT ${page.limit + 1}`,
+    boundShape(`channel-by-id:${who}`, () => channelByIdSql(channel, viewer), values),
+    boundShape(
+      `channel-messages:${who}:${bounds.key}:${opts.includeDeleted ? "all" : "live"}:${page.newestFirst ? "desc" : "asc"}`,
+      () => sql`SELECT ${messageColumnsSql(viewer)}, m.id AS pagination_id FROM messages m ${messageJoins}
+        WHERE m.channel_id = ${channel} AND ${bounds.sql}
+          ${opts.includeDeleted ? sql`` : sql`AND m.is_deleted = 0`}
+          AND EXISTS (SELECT 1 FROM channels c WHERE c.id = ${channel} AND ${canReadSql("c", viewer)})
+        ORDER BY m.id ${sql.raw(page.newestFirst ? "DESC" : "ASC")} LIMIT ${sql.placeholder("limit")}`,
+      values,
+    ),
     // The viewer's `channel:{id}` marker, for `meta.marker` (decisions §6), in the same round trip.
     ...(opts.markerRead ? [opts.markerRead] : []),
   ]);

@@ -1,9 +1,9 @@
-import { fillPlaceholders, getTableColumns, sql, type SQL } from "drizzle-orm";
+import { fillPlaceholders, getTableColumns, Placeholder, sql, type SQL } from "drizzle-orm";
 import { isPostgres, schema, type Row } from "../db";
 import { BoundQuery, compile, shiftParams } from "../db/batch";
 import { selectGroup, pick, type Field } from "../db/compiled";
 import type { AppRef, PostRecord, PostView } from "./posts";
-import { embeddedUserColumns, type UserView, type Viewer } from "./users";
+import { embeddedUserColumns, type UserView, type ViewerSlot } from "./users";
 
 // The statement that reads posts with everything a Post object embeds, compiled once per shape
 // (anonymous or not, paged or not) and bound per request: building it through drizzle on every
@@ -77,8 +77,9 @@ function shapeFor(kind: ViewerKind, paged: boolean): Shape {
  * `paged` the columns of `pageRow`), plus the originals their reposts embed, each with author,
  * client and the viewer's flags; decode its rows with `decodePostRow`.
  */
-export function boundPostsQuery(viewer: Viewer | null, pageIds: SQL | BoundQuery, paged: boolean): BoundQuery {
-  const shape = shapeFor(viewer == null ? "anonymous" : typeof viewer === "number" ? "user" : "token", paged);
+export function boundPostsQuery(viewer: ViewerSlot | null, pageIds: SQL | BoundQuery, paged: boolean): BoundQuery {
+  const byId = typeof viewer === "number" || viewer instanceof Placeholder;
+  const shape = shapeFor(viewer == null ? "anonymous" : byId ? "user" : "token", paged);
   const page = pageIds instanceof BoundQuery ? pageIds.query : compile(pageIds);
   let text = shape.text;
   if (isPostgres && page.params.length) {
@@ -87,7 +88,7 @@ export function boundPostsQuery(viewer: Viewer | null, pageIds: SQL | BoundQuery
     shape.shifted.set(n, text);
   }
   const params =
-    viewer == null ? shape.params : fillPlaceholders(shape.params, typeof viewer === "number" ? { viewer } : { hash: viewer.tokenHash });
+    viewer == null ? shape.params : fillPlaceholders(shape.params, byId ? { viewer } : { hash: viewer.tokenHash });
   return new BoundQuery({ sql: `with page as (${page.sql})${text}`, params: [...page.params, ...params] });
 }
 

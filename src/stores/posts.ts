@@ -5,7 +5,7 @@ import { BoundQuery, first, mixedBatch } from "../db/batch";
 import { int, jsonRows, text } from "../db/dialect";
 import { readUser, userColumnsSql } from "./channel-sql";
 import { boundPostsQuery, decodePostRow } from "./post-statement";
-import type { UserView, Viewer } from "./users";
+import type { UserView, Viewer, ViewerSlot } from "./users";
 
 // Reading posts: the one statement that reads a page of posts with everything a Post object
 // embeds, and the lookups by id. Lists (streams, bookmarks, search) build the page's ids in
@@ -77,7 +77,7 @@ export const pageRow = (id: SQL, pid: SQL, pos: SQL, note: SQL = text(null)) => 
  * The read of the posts whose ids `pageIds` selects: a query with the column `id`, or with
  * `paged` the columns of `pageRow`. Its result (raw rows) goes to `toPostSet`.
  */
-export function postsQuery(viewer: Viewer | null, pageIds: SQL | BoundQuery, opts: { paged?: boolean } = {}): BoundQuery {
+export function postsQuery(viewer: ViewerSlot | null, pageIds: SQL | BoundQuery, opts: { paged?: boolean } = {}): BoundQuery {
   return boundPostsQuery(viewer, pageIds, opts.paged ?? false);
 }
 

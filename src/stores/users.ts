@@ -1,4 +1,4 @@
-import { eq, getTableColumns, sql, type SQL } from "drizzle-orm";
+import { eq, getTableColumns, Placeholder, sql, SQL } from "drizzle-orm";
 import { schema, type Db } from "../db";
 import { first } from "../db/batch";
 import { epochNow, inList } from "../db/dialect";
@@ -56,12 +56,18 @@ function relationFlags(v: number | SQL) {
  */
 export type Viewer = number | { tokenHash: string };
 
+/**
+ * A viewer in a statement compiled once per shape: a user id's placeholder, or a token whose hash
+ * is a placeholder (`{ tokenHash: sql.placeholder("hash") }`); bound per request by name.
+ */
+export type ViewerSlot = Viewer | Placeholder;
+
 /** The viewer's user id in SQL (a token's viewer: a subquery on the unique token hash). */
-export const viewerSql = (v: Viewer): SQL =>
-  typeof v === "number" ? sql`${v}` : sql`(SELECT vt.user_id FROM tokens vt WHERE vt.token_hash = ${v.tokenHash})`;
+export const viewerSql = (v: ViewerSlot | SQL): SQL =>
+  v instanceof SQL ? v : typeof v === "number" || v instanceof Placeholder ? sql`${v}` : sql`(SELECT vt.user_id FROM tokens vt WHERE vt.token_hash = ${v.tokenHash})`;
 
 /** Columns for a user plus badge, presence and the viewer's relationship flags, for embedding in any select. */
-export function userViewColumns(viewer: Viewer | null) {
+export function userViewColumns(viewer: ViewerSlot | SQL | null) {
   return { ...getTableColumns(users), ...userExtraColumns(), ...relationFlags(viewer == null ? 0 : viewerSql(viewer)) };
 }
 
