@@ -58,8 +58,21 @@ function template(c: Ctx, fallback: string): string {
   return t;
 }
 
+/** The request's URL without its `access_token` (a feed is shared and cached; the token must not travel in it). */
+function urlWithoutToken(c: Ctx, drop: string[] = []): URL {
+  const u = new URL(c.req.url);
+  for (const name of ["access_token", ...drop]) u.searchParams.delete(name);
+  return u;
+}
+
+/** The JSON list's URL for a search feed's `<link>`: the search's parameters, without the token or `uri_template`. */
+const searchLink = (c: Ctx, origin: string, path: string) => {
+  const query = urlWithoutToken(c, ["uri_template"]).searchParams.toString();
+  return `${origin}/v1${path}${query ? `?${query}` : ""}`;
+};
+
 function rss(c: Ctx, ch: Omit<RssChannel, "self">, items: RssItem[]) {
-  const body = renderRss({ ...ch, self: c.req.url }, items, now(c));
+  const body = renderRss({ ...ch, self: urlWithoutToken(c).toString() }, items, now(c));
   return c.body(body, 200, { "Content-Type": RSS_CONTENT_TYPE }) as never;
 }
 
@@ -180,8 +193,7 @@ export const feedRoutes = createRouter()
       const set = await readPosts(c.var.db, viewerId, postSearchPage(search, page, viewerId, liveFilters(c)), { paged: true });
       const origin = viewContext(c).origin;
       const what = q.q ? `Posts matching “${q.q}”` : "Post search";
-      const link = `${origin}/v1/posts/search?${new URL(c.req.url).searchParams}`;
-      return rss(c, { title: what, link, description: what }, postItems(c, set, page));
+      return rss(c, { title: what, link: searchLink(c, origin, "/posts/search"), description: what }, postItems(c, set, page));
     },
   )
   .openapi(
@@ -235,7 +247,7 @@ export const feedRoutes = createRouter()
       const what = search.q ? `Channels matching “${search.q}”` : "Channel search";
       return rss(
         c,
-        { title: what, link: `${view.origin}/v1/channels/search?${new URL(c.req.url).searchParams}`, description: what },
+        { title: what, link: searchLink(c, view.origin, "/channels/search"), description: what },
         items.map((ch) => ({
           title: channelTitle(ch),
           link: fillTemplate(link, { channel_id: String(ch.id), user_id: String(ch.ownerId), username: ch.owner?.username ?? "" }),

@@ -175,7 +175,9 @@ describe("the RSS feeds (GET /feed/rss/...)", () => {
     const gone = await post(a, `gone #${tag}`);
     await call("DELETE", `/posts/${gone.id}`, { token: a.token });
 
-    const { channel, items } = await feed(`/feed/rss/posts/tags/${tag}`);
+    const { channel, items, res } = await feed(`/feed/rss/posts/tags/${tag}`);
+    // The JSON list's own read: one round trip.
+    expect(Number(res.headers.get("x-debug-db-calls"))).toBe(1);
     expect(textOf(channel, "title")).toBe(`Posts tagged #${tag}`);
     expect(child(channel, "atom:link").attrs).toMatchObject({ rel: "self", type: "application/rss+xml" });
     expect(items.map((i) => textOf(i, "link"))).toEqual([`http://api.test/v1/posts/${p2.id}`, `http://api.test/v1/posts/${p1.id}`]);
@@ -243,6 +245,9 @@ describe("the RSS feeds (GET /feed/rss/...)", () => {
     // A feed reader sends the token in the query string.
     const asB = await feed(`/feed/rss/channels/${priv.id}/messages?access_token=${b.token}`);
     expect(asB.items.map((i) => textOf(i, "title"))).toEqual([`@${a.user.username}: members only`]);
+    // The token never travels in the feed (its self link is the URL without it).
+    expect(asB.res.text).not.toContain(b.token);
+    expect(child(asB.channel, "atom:link").attrs.href).toBe(`http://api.test/v1/feed/rss/channels/${priv.id}/messages`);
   });
 
   it("channel search: one item per channel the caller may read", async () => {
@@ -254,7 +259,10 @@ describe("the RSS feeds (GET /feed/rss/...)", () => {
     expect(items.map((i) => [textOf(i, "title"), textOf(i, "link"), textOf(i, "description")])).toEqual([
       [`The ${word} room`, `http://api.test/v1/channels/${pub.id}`, "Come in"],
     ]);
-    expect((await feed(`/feed/rss/channels/search?q=${word}`, a.token)).items.length).toBe(2);
+    const asOwner = await feed(`/feed/rss/channels/search?q=${word}&access_token=${a.token}&uri_template=${encodeURIComponent("https://x.example/{channel_id}")}`);
+    expect(asOwner.items.length).toBe(2);
+    expect(asOwner.res.text).not.toContain(a.token);
+    expect(textOf(asOwner.channel, "link")).toBe(`http://api.test/v1/channels/search?q=${word}`);
     expect((await call("GET", "/feed/rss/channels/search?order=popularity&before_id=3")).status).toBe(400);
   });
 });
