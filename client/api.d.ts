@@ -450,6 +450,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/channels/streams/explore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["getChannelsStreamsExplore"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/channels/streams/explore/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["getChannelsStreamsExploreBySlug"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/clients/{client_id}": {
         parameters: {
             query?: never;
@@ -474,6 +506,86 @@ export interface paths {
             cookie?: never;
         };
         get: operations["getFByCode"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/feed/rss/channels/{channel_id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["getFeedRssChannelsByChannelIdMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/feed/rss/channels/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["getFeedRssChannelsSearch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/feed/rss/posts/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["getFeedRssPostsSearch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/feed/rss/posts/tags/{tag}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["getFeedRssPostsTagsByTag"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/feed/rss/users/{user_id}/posts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["getFeedRssUsersByUserIdPosts"];
         put?: never;
         post?: never;
         delete?: never;
@@ -636,6 +748,22 @@ export interface paths {
         get: operations["getOauthAuthenticate"];
         put?: never;
         post: operations["postOauthAuthenticate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oembed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["getOembed"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1824,6 +1952,12 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        ChannelExploreStream: {
+            description: string;
+            slug: string;
+            title: string;
+            url: string;
+        };
         ChannelPresenceUpdate: {
             expiration?: string | number | null;
             presence?: string | number | null;
@@ -1991,6 +2125,16 @@ export interface components {
             token_type: "bearer";
             user_id?: string;
             username?: string;
+        };
+        Oembed: {
+            provider_name: string;
+            provider_url: string;
+            /** @enum {string} */
+            type: "rich" | "photo" | "video" | "audio";
+            /** @enum {string} */
+            version: "1.0";
+        } & {
+            [key: string]: unknown;
         };
         Operation: {
             created_at: string;
@@ -5375,6 +5519,126 @@ export interface operations {
             };
         };
     };
+    getChannelsStreamsExplore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ChannelExploreStream"][];
+                        meta: {
+                            code: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getChannelsStreamsExploreBySlug: {
+        parameters: {
+            query?: {
+                before_id?: string;
+                channel_types?: string;
+                count?: string;
+                exclude_channel_types?: string;
+                include_channel_raw?: "0" | "1" | "true" | "false";
+                include_counts?: "0" | "1" | "true" | "false";
+                include_html?: "0" | "1" | "true" | "false";
+                include_inactive?: "0" | "1" | "true" | "false";
+                include_limited_users?: "0" | "1" | "true" | "false";
+                include_marker?: "0" | "1" | "true" | "false";
+                include_message_raw?: "0" | "1" | "true" | "false";
+                include_presence?: "0" | "1" | "true" | "false";
+                include_raw?: "0" | "1" | "true" | "false";
+                include_read?: "0" | "1" | "true" | "false";
+                include_recent_message?: "0" | "1" | "true" | "false";
+                include_user?: "0" | "1" | "true" | "false";
+                include_user_html?: "0" | "1" | "true" | "false";
+                include_user_raw?: "0" | "1" | "true" | "false";
+                since_id?: string;
+            };
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Channel"][];
+                        meta: {
+                            code: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getClientsByClientId: {
         parameters: {
             query?: {
@@ -5481,6 +5745,438 @@ export interface operations {
             };
             default: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getFeedRssChannelsByChannelIdMessages: {
+        parameters: {
+            query?: {
+                before_id?: string;
+                count?: string;
+                include_client?: "0" | "1" | "true" | "false";
+                include_counts?: "0" | "1" | "true" | "false";
+                include_deleted?: "0" | "1" | "true" | "false";
+                include_html?: "0" | "1" | "true" | "false";
+                include_message_html?: "0" | "1" | "true" | "false";
+                include_message_raw?: "0" | "1" | "true" | "false";
+                include_presence?: "0" | "1" | "true" | "false";
+                include_raw?: "0" | "1" | "true" | "false";
+                include_user?: "0" | "1" | "true" | "false";
+                include_user_html?: "0" | "1" | "true" | "false";
+                include_user_raw?: "0" | "1" | "true" | "false";
+                since_id?: string;
+                uri_template?: string;
+            };
+            header?: never;
+            path: {
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/rss+xml": string;
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getFeedRssChannelsSearch: {
+        parameters: {
+            query?: {
+                before_id?: string;
+                categories?: string;
+                channel_types?: string;
+                count?: string;
+                created_after?: string;
+                created_before?: string;
+                exclude_channel_types?: string;
+                file_id?: string;
+                include_channel_raw?: "0" | "1" | "true" | "false";
+                include_counts?: "0" | "1" | "true" | "false";
+                include_html?: "0" | "1" | "true" | "false";
+                include_inactive?: "0" | "1" | "true" | "false";
+                include_limited_users?: "0" | "1" | "true" | "false";
+                include_marker?: "0" | "1" | "true" | "false";
+                include_message_raw?: "0" | "1" | "true" | "false";
+                include_presence?: "0" | "1" | "true" | "false";
+                include_raw?: "0" | "1" | "true" | "false";
+                include_read?: "0" | "1" | "true" | "false";
+                include_recent_message?: "0" | "1" | "true" | "false";
+                include_user?: "0" | "1" | "true" | "false";
+                include_user_html?: "0" | "1" | "true" | "false";
+                include_user_raw?: "0" | "1" | "true" | "false";
+                is_public?: string;
+                order?: "activity" | "id" | "popularity";
+                owner_id?: string;
+                q?: string;
+                raw_types?: string;
+                since_id?: string;
+                uri_template?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/rss+xml": string;
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getFeedRssPostsSearch: {
+        parameters: {
+            query?: {
+                before_id?: string;
+                client_id?: string;
+                count?: string;
+                created_after?: string;
+                created_before?: string;
+                creator_id?: string;
+                exclude_user_ids?: string;
+                file_id?: string;
+                file_kinds?: string;
+                has_mentions?: string;
+                include_bookmarked_by?: "0" | "1" | "true" | "false";
+                include_client?: "0" | "1" | "true" | "false";
+                include_counts?: "0" | "1" | "true" | "false";
+                include_deleted?: "0" | "1" | "true" | "false";
+                include_directed_posts?: "0" | "1" | "true" | "false";
+                include_html?: "0" | "1" | "true" | "false";
+                include_mention_posts?: "0" | "1" | "true" | "false";
+                include_muted?: "0" | "1" | "true" | "false";
+                include_post_html?: "0" | "1" | "true" | "false";
+                include_post_raw?: "0" | "1" | "true" | "false";
+                include_presence?: "0" | "1" | "true" | "false";
+                include_raw?: "0" | "1" | "true" | "false";
+                include_replies?: "0" | "1" | "true" | "false";
+                include_reposted_by?: "0" | "1" | "true" | "false";
+                include_user?: "0" | "1" | "true" | "false";
+                include_user_html?: "0" | "1" | "true" | "false";
+                include_user_raw?: "0" | "1" | "true" | "false";
+                is_directed?: string;
+                is_nsfw?: string;
+                is_reply?: string;
+                is_revised?: string;
+                leading_mentions?: string;
+                mentions?: string;
+                order?: "id" | "relevance";
+                poll_id?: string;
+                q?: string;
+                raw_types?: string;
+                reply_to?: string;
+                since_id?: string;
+                tags?: string;
+                thread_id?: string;
+                uri_template?: string;
+                url_domains?: string;
+                urls?: string;
+                user_types?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/rss+xml": string;
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getFeedRssPostsTagsByTag: {
+        parameters: {
+            query?: {
+                before_id?: string;
+                count?: string;
+                include_bookmarked_by?: "0" | "1" | "true" | "false";
+                include_client?: "0" | "1" | "true" | "false";
+                include_counts?: "0" | "1" | "true" | "false";
+                include_deleted?: "0" | "1" | "true" | "false";
+                include_directed_posts?: "0" | "1" | "true" | "false";
+                include_html?: "0" | "1" | "true" | "false";
+                include_mention_posts?: "0" | "1" | "true" | "false";
+                include_muted?: "0" | "1" | "true" | "false";
+                include_post_html?: "0" | "1" | "true" | "false";
+                include_post_raw?: "0" | "1" | "true" | "false";
+                include_presence?: "0" | "1" | "true" | "false";
+                include_raw?: "0" | "1" | "true" | "false";
+                include_replies?: "0" | "1" | "true" | "false";
+                include_reposted_by?: "0" | "1" | "true" | "false";
+                include_user?: "0" | "1" | "true" | "false";
+                include_user_html?: "0" | "1" | "true" | "false";
+                include_user_raw?: "0" | "1" | "true" | "false";
+                since_id?: string;
+                uri_template?: string;
+            };
+            header?: never;
+            path: {
+                tag: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/rss+xml": string;
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getFeedRssUsersByUserIdPosts: {
+        parameters: {
+            query?: {
+                before_id?: string;
+                count?: string;
+                include_bookmarked_by?: "0" | "1" | "true" | "false";
+                include_client?: "0" | "1" | "true" | "false";
+                include_counts?: "0" | "1" | "true" | "false";
+                include_deleted?: "0" | "1" | "true" | "false";
+                include_directed_posts?: "0" | "1" | "true" | "false";
+                include_html?: "0" | "1" | "true" | "false";
+                include_mention_posts?: "0" | "1" | "true" | "false";
+                include_muted?: "0" | "1" | "true" | "false";
+                include_post_html?: "0" | "1" | "true" | "false";
+                include_post_raw?: "0" | "1" | "true" | "false";
+                include_presence?: "0" | "1" | "true" | "false";
+                include_raw?: "0" | "1" | "true" | "false";
+                include_replies?: "0" | "1" | "true" | "false";
+                include_reposted_by?: "0" | "1" | "true" | "false";
+                include_user?: "0" | "1" | "true" | "false";
+                include_user_html?: "0" | "1" | "true" | "false";
+                include_user_raw?: "0" | "1" | "true" | "false";
+                since_id?: string;
+                uri_template?: string;
+            };
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/rss+xml": string;
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6630,6 +7326,61 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getOembed: {
+        parameters: {
+            query: {
+                format?: string;
+                maxheight?: string;
+                maxwidth?: string;
+                url: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Oembed"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             429: {

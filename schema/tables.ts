@@ -294,7 +294,13 @@ export const channels = sqliteTable(
     subscribers: integer("subscribers").notNull().default(0),
     recentMessageId: integer("recent_message_id"),
   },
-  (t) => [uniqueIndex("channels_pm_key").on(t.pmKey), index("channels_owner").on(t.ownerId), index("channels_type").on(t.type)],
+  (t) => [uniqueIndex("channels_pm_key").on(t.pmKey), index("channels_owner").on(t.ownerId),
+    index("channels_type").on(t.type),
+    // The channel explore streams (GET /channels/streams/explore/{slug}) walk public channels by
+    // newest message (`conversations`) or by id (`new`): a page reads about a page of rows.
+    index("channels_public_activity").on(t.readPublic, t.recentMessageId),
+    index("channels_public_id").on(t.readPublic, t.id),
+  ],
 );
 
 /** ACL membership: level is 'full', 'write' or 'read' (the owner is implicit). */

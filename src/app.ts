@@ -39,6 +39,9 @@ import { tokenRoutes } from "./routes/token";
 import { userRoutes } from "./routes/users";
 import { channelRoutes } from "./routes/channels";
 import { channelListRoutes } from "./routes/channel-lists";
+import { channelExploreRoutes } from "./routes/channel-explore";
+import { feedRoutes } from "./routes/feeds";
+import { oembedRoutes } from "./routes/oembed";
 import { channelSubscriptionRoutes } from "./routes/channel-subscriptions";
 import { messageRoutes } from "./routes/messages";
 import { messageListRoutes } from "./routes/message-lists";
@@ -58,9 +61,9 @@ import { userListRoutes } from "./routes/users-lists";
 
 /**
  * Every resource router, mounted under /v1. Order matters where a literal path segment could be read
- * as a parameter: `/users/search` before `/users/{user_id}`, `/posts/search` before `/posts/{post_id}`, `/channels/search` before `/channels/{channel_id}`.
+ * as a parameter: `/users/search` before `/users/{user_id}`, `/posts/search` before `/posts/{post_id}`, `/channels/search` and `/channels/streams/explore` before `/channels/{channel_id}`.
  */
-const ROUTERS = [tokenRoutes, sysRoutes, userListRoutes, userRoutes, profileRoutes, badgeRoutes, imageRoutes, appUserRoutes, clientRoutes, oauthRoutes, adminRoutes, adminUserRoutes, staticRoutes, textRoutes, benchRoutes, presenceRoutes, channelPresenceRoutes, pollListRoutes, pollRoutes, streamRoutes, streamSocketRoutes, userStreamRoutes, postSearchRoutes, postStreamRoutes, postActionRoutes, postRoutes, graphRoutes, fileRoutes, fileContentRoutes, opsRoutes, messageSearchRoutes, messageListRoutes, messageStickyRoutes, messageRoutes, channelListRoutes, channelSubscriptionRoutes, channelRoutes, markerRoutes, interactionRoutes];
+const ROUTERS = [tokenRoutes, sysRoutes, userListRoutes, userRoutes, profileRoutes, badgeRoutes, imageRoutes, appUserRoutes, clientRoutes, oauthRoutes, adminRoutes, adminUserRoutes, staticRoutes, textRoutes, benchRoutes, presenceRoutes, channelPresenceRoutes, pollListRoutes, pollRoutes, streamRoutes, streamSocketRoutes, userStreamRoutes, postSearchRoutes, postStreamRoutes, postActionRoutes, postRoutes, graphRoutes, fileRoutes, fileContentRoutes, opsRoutes, channelExploreRoutes, messageSearchRoutes, messageListRoutes, messageStickyRoutes, messageRoutes, channelListRoutes, channelSubscriptionRoutes, channelRoutes, markerRoutes, interactionRoutes, feedRoutes, oembedRoutes];
 
 /** Renders any thrown error as the error envelope; unknown errors are a logged 500 with an error_id. */
 function errorResponse(err: unknown, c: Context<AppEnv>): Response {

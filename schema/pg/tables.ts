@@ -339,7 +339,13 @@ export const channels = pgTable(
     recentMessageId: int8("recent_message_id"),
   },
   // channels_pm_key: NULLs are distinct in both SQLite and Postgres (default NULLS DISTINCT).
-  (t) => [uniqueIndex("channels_pm_key").on(t.pmKey), index("channels_owner").on(t.ownerId), index("channels_type").on(t.type)],
+  (t) => [uniqueIndex("channels_pm_key").on(t.pmKey), index("channels_owner").on(t.ownerId),
+    index("channels_type").on(t.type),
+    // The channel explore streams (GET /channels/streams/explore/{slug}) walk public channels by
+    // newest message (`conversations`) or by id (`new`): a page reads about a page of rows.
+    index("channels_public_activity").on(t.readPublic, t.recentMessageId),
+    index("channels_public_id").on(t.readPublic, t.id),
+  ],
 );
 
 /** ACL membership: level is 'full', 'write' or 'read' (the owner is implicit). */

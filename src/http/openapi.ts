@@ -55,6 +55,7 @@ export const TAGS: { name: string; description: string }[] = [
   { name: "App streams", description: "An app's live streams of events (app token), read over a WebSocket." },
   { name: "User streams", description: "A user's live stream of events (user token) over a WebSocket, and its subscriptions." },
   { name: "Files", description: "Upload files, share them, read their contents." },
+  { name: "Feeds", description: "RSS feeds of tagged posts, a user's posts, searches and a channel's messages; oEmbed of posts and files." },
   { name: "Text", description: "See how post and message text is processed into entities and HTML." },
   { name: "Static", description: "The server's static files: default images." },
   { name: "System", description: "This server's health, limits, statistics and long-running operations." },

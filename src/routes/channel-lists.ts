@@ -15,6 +15,7 @@ import {
   markAllRead,
   searchChannels,
   unreadCounts,
+  type ChannelSearch,
   type SearchOrder,
 } from "../stores/channel-lists";
 import { pmKeyOf } from "../stores/channels";
@@ -90,7 +91,7 @@ const unreadRoute = <M extends "get" | "delete">(method: M) =>
 const legacyUnreadRoute = <M extends "get" | "delete">(method: M) =>
   defineRoute(userToken("messages"), { ...unreadDoc(method, true), method, path: "/users/me/channels/num_unread/pm" });
 
-const searchQuery = z.object({
+export const searchQuery = z.object({
   ...pageQuery,
   ...channelListParams,
   q: z.string().max(256).optional().openapi({ description: "Text searched for in the `name` and `description` of the channel's `io.example.core.chat-settings` raw" }),
@@ -109,6 +110,23 @@ function isoParam(name: string, v: string | undefined): number | undefined {
   const t = parseIso(v);
   if (t === null) throw ApiError.badRequest(`'${name}' must be an ISO 8601 time`);
   return t;
+}
+
+/** The search criteria of a GET /channels/search query (also its RSS feed's); a bad value is a 400. */
+export function channelSearchOf(q: z.infer<typeof searchQuery>): ChannelSearch {
+  const order: SearchOrder = q.order ?? "activity";
+  if (order === "popularity" && (q.since_id || q.before_id)) throw ApiError.badRequest("'order=popularity' is one page: it takes no 'since_id' or 'before_id'");
+  return {
+    q: q.q?.trim() || undefined,
+    order,
+    categories: csv(q.categories).map((s) => s.toLowerCase()),
+    createdAfter: isoParam("created_after", q.created_after),
+    createdBefore: isoParam("created_before", q.created_before),
+    ownerId: intParam("owner_id", q.owner_id),
+    fileId: intParam("file_id", q.file_id),
+    isPublic: bit("is_public", q.is_public),
+    rawTypes: csv(q.raw_types),
+  };
 }
 
 export const channelListRoutes = createRouter()
@@ -169,27 +187,9 @@ export const channelListRoutes = createRouter()
     }),
     async (c) => {
       const q = c.req.valid("query");
-      const order: SearchOrder = q.order ?? "activity";
-      if (order === "popularity" && (q.since_id || q.before_id)) throw ApiError.badRequest("'order=popularity' is one page: it takes no 'since_id' or 'before_id'");
+      const order = q.order ?? "activity";
       const page = parsePage(q);
-      const read = await searchChannels(
-        c.var.db,
-        {
-          q: q.q?.trim() || undefined,
-          order,
-          categories: csv(q.categories).map((s) => s.toLowerCase()),
-          createdAfter: isoParam("created_after", q.created_after),
-          createdBefore: isoParam("created_before", q.created_before),
-          ownerId: intParam("owner_id", q.owner_id),
-          fileId: intParam("file_id", q.file_id),
-          isPublic: bit("is_public", q.is_public),
-          rawTypes: csv(q.raw_types),
-        },
-        c.var.auth?.user?.id ?? null,
-        page,
-        channelFilters(q),
-        channelExtras(q),
-      );
+      const read = await searchChannels(c.var.db, channelSearchOf(q), c.var.auth?.user?.id ?? null, page, channelFilters(q), channelExtras(q));
       const { items, meta } = finishPage(read.channels, page, (r) => r.paginationId!);
       return ok(c, items.map(channelRenderer(c, read, true)), order === "popularity" ? { more: meta.more } : meta);
     },

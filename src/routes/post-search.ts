@@ -20,7 +20,7 @@ const USER_TYPES = ["human", "feed", "bot"];
 
 const text = (description: string) => z.string().optional().openapi({ description });
 
-const SearchQuery = ListQuery.extend({
+export const SearchQuery = ListQuery.extend({
   q: z.string().max(1024).optional().openapi({ description: "Words the posts contain (all of them; stemmed)" }),
   order: z.enum(["id", "relevance"], { message: "must be id or relevance" }).optional().openapi({ description: "`relevance` (default; the same as `id` without `q`) or `id` (newest first)" }),
   client_id: text("Only posts created by this client (its client id)"),
@@ -84,7 +84,7 @@ function isoParam(name: string, v: string | undefined): number | undefined {
 }
 
 /** Validates and normalises the search query. */
-function parseSearch(c: Ctx, q: SearchQueryValue): PostSearch {
+export function parseSearch(c: Ctx, q: SearchQueryValue): PostSearch {
   const terms = (q.q ?? "").split(/\s+/).filter((t) => /[\p{L}\p{N}]/u.test(t));
   if (terms.length > MAX_TERMS) throw ApiError.badRequest(`'q' has more than ${MAX_TERMS} words`);
   let creator: PostSearch["creator"];

@@ -1,0 +1,2 @@
+CREATE INDEX "channels_public_activity" ON "channels" USING btree ("read_public","recent_message_id");--> statement-breakpoint
+CREATE INDEX "channels_public_id" ON "channels" USING btree ("read_public","id");
