@@ -156,7 +156,8 @@ export const CORE_TYPES: Record<string, CoreType> = {
   "io.example.core.fallback_url": { schema: fallbackUrl },
   "io.example.core.channel.invite": { schema: channelInvite },
   "io.example.core.chat-settings": { schema: chatSettings, on: ["channel"] },
-  "io.example.core.oembed": { schema: oembed("oembed"), on: ["post", "message"] },
+  // The reference: posts and messages; issue 29 attaches files to channels and polls with it too.
+  "io.example.core.oembed": { schema: oembed("oembed"), on: ["post", "message", "channel", "poll"] },
   "io.example.core.oembed.metadata": { schema: oembed("metadata"), on: ["file"] },
   "io.example.core.poll-notice": { schema: pollNotice },
   // Not in the reference: an alias this server has read as a poll notice (stores/message-facets.ts).

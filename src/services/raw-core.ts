@@ -6,7 +6,7 @@ import type { AppEnv } from "../http/types";
 import { channelAccess, getChannel } from "../stores/channels";
 import { processText } from "../text";
 import { CHAT_DESCRIPTION_MAX, CORE_PREFIX, CORE_TYPES, type RawTarget } from "./raw-core-schemas";
-import { applyRawReplacements } from "./raw-replacements";
+import { applyRawReplacements, FILE_KEY, POLL_KEY } from "./raw-replacements";
 import { checkEntityCounts, checkSentLength, mentionedUsers } from "./text";
 
 // The raw of every write (posts, messages and PMs, channels, polls, files, the user profile)
@@ -25,6 +25,9 @@ const CHAT_TYPE = "io.example.core.chat";
 
 const bad = (field: string, detail: string) => ApiError.badRequest(`'${field}' ${detail}`);
 const itemField = (field: string, type: string, index: number) => `${field}.${type}[${index}]`;
+
+/** "a", "a and b", "a, b and c". */
+const listed = (l: string[]) => (l.length > 1 ? `${l.slice(0, -1).join(", ")} and ${l.at(-1)}` : l[0]);
 
 /** `a.b[0].c` from a zod issue path. */
 function pathText(path: readonly PropertyKey[]): string {
@@ -50,7 +53,7 @@ function checkSent(raw: Raw, on: RawTarget, field: string): void {
     if (!type.startsWith(CORE_PREFIX)) continue;
     const core = CORE_TYPES[type];
     if (!core) throw bad(`${field}.${type}`, `is not a core raw type; the ${CORE_PREFIX}* types are the server's (known: ${Object.keys(CORE_TYPES).join(", ")})`);
-    if (core.on && !core.on.includes(on)) throw bad(`${field}.${type}`, `can only be attached to ${core.on.map((t) => `${t}s`).join(" and ")}`);
+    if (core.on && !core.on.includes(on)) throw bad(`${field}.${type}`, `can only be attached to ${listed(core.on.map((t) => `${t}s`))}`);
     if (!core.madeBy || !Array.isArray(items)) continue;
     items.forEach((item, i) => {
       const value = item?.[core.madeBy!.key] as { format?: unknown } | undefined;
@@ -61,12 +64,18 @@ function checkSent(raw: Raw, on: RawTarget, field: string): void {
   }
 }
 
-/** Each core item against its schema (after replacement). */
-function checkShapes(raw: Raw, field: string): void {
+/**
+ * Each core item against its schema, after replacement. An item a replacement value made is the
+ * server's own object (from a real file or poll) and is not re-checked, except where the type
+ * needs that replacement (the channel images, whose size is checked on what it made).
+ */
+function checkShapes(sent: Raw, raw: Raw, field: string): void {
   for (const [type, items] of Object.entries(raw)) {
     const core = CORE_TYPES[type];
     if (!core) continue;
     items.forEach((item, i) => {
+      const original = sent[type]?.[i];
+      if (!core.madeBy && original && typeof original === "object" && (FILE_KEY in original || POLL_KEY in original)) return;
       const result = core.schema.safeParse(item);
       if (!result.success) throw issueError(itemField(field, type, i), item, result.error.issues[0]);
     });
@@ -120,7 +129,7 @@ export async function prepareRaw<T>(c: Context<AppEnv>, raw: T, on: RawTarget, f
   checkSent(raw as Raw, on, field);
   const replaced = (await applyRawReplacements(c, raw, field)) as Raw;
   if (!Object.keys(replaced).some((type) => CORE_TYPES[type])) return replaced as T;
-  checkShapes(replaced, field);
+  checkShapes(raw as Raw, replaced, field);
   if (!replaced[CHAT_SETTINGS]?.length && !replaced[CHANNEL_INVITE]?.length) return replaced as T;
   const out = replaced === (raw as unknown) ? structuredClone(replaced) : replaced;
   await Promise.all([processDescriptions(c, out, field), resolveInvites(c, out, field)]);

@@ -129,7 +129,7 @@ describe("io.example.core.channel.invite", () => {
 
 describe("io.example.core.oembed and oembed.metadata", () => {
   const photo = { version: "1.0", type: "photo", width: 10, height: 10, url: "https://img.example/p.jpg" };
-  it("oembed: on posts and messages, with the fields its type requires", async () => {
+  it("oembed: on posts, messages, channels and polls (not files), with the fields its type requires", async () => {
     await must(createPost(alice.token, { "io.example.core.oembed": [photo, { version: "1.0", type: "rich", width: 5, height: 5, html: "<p>" }] }), 201);
     await must(sendPm(alice.token, bob.user.id, { "io.example.core.oembed": [{ version: "1.0", type: "audio", url: "https://a.example/x.mp3", duration: 3 }] }), 201);
     const { url: _url, ...noUrl } = photo;
@@ -137,7 +137,13 @@ describe("io.example.core.oembed and oembed.metadata", () => {
     await refused(createPost(alice.token, { "io.example.core.oembed": [{ ...photo, version: "2.0" }] }), "raw.io.example.core.oembed[0].version");
     await refused(createPost(alice.token, { "io.example.core.oembed": [{ ...photo, thumbnail_url: "https://img.example/t.jpg" }] }), "raw.io.example.core.oembed[0].thumbnail_width");
     await refused(sendPm(alice.token, bob.user.id, { "io.example.core.oembed": [{ version: "1.0", type: "audio", url: "https://a.example/x.mp3" }] }), "raw.io.example.core.oembed[0].duration");
-    await refused(createChannel(alice.token, { raw: { "io.example.core.oembed": [photo] } }), "raw.io.example.core.oembed", /only be attached to posts and messages/);
+    await must(createChannel(alice.token, { raw: { "io.example.core.oembed": [photo] } }), 201);
+    const f = await upload(alice.token, fx.png);
+    await refused(
+      call("PATCH", `/files/${f.id}`, { token: alice.token, json: { raw: { "io.example.core.oembed": [photo] } }, now: tick() }),
+      "raw.io.example.core.oembed",
+      /only be attached to posts, messages, channels and polls/,
+    );
   });
 
   it("oembed.metadata: on files only", async () => {
