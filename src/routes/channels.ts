@@ -34,7 +34,7 @@ import {
   renderPlain,
 } from "./channel-common";
 import { channelType, jsonBool, rawSchema, requireChannelScope, resolveUserLists, userRefList } from "./channel-input";
-import { applyRawReplacements } from "../services/raw-replacements";
+import { prepareRaw } from "../services/raw-core";
 
 const aclBody = z
   .object({
@@ -155,7 +155,7 @@ async function updateHandler(c: Context<AppEnv>, channelId: number, body: { acl?
     for (const k of flagChanged) changes.flags[k] = flags[k];
     if (listChanged) changes.acl[level] = list;
   }
-  if (body.raw !== undefined) changes.raw = mergedRaw(ch.raw, await applyRawReplacements(c, body.raw));
+  if (body.raw !== undefined) changes.raw = mergedRaw(ch.raw, await prepareRaw(c, body.raw, "channel"));
   const updated = await updateChannel(c.var.db, ch.id, changes, user.id);
   publishChannel(c, user.id, updated);
   return ok(c, renderPlain(c, updated));
@@ -189,7 +189,7 @@ export const channelRoutes = createRouter()
       }
       const flags = flagsFrom(body.acl, NO_FLAGS);
       requireChannelScope(c, { type: body.type, readPublic: flags.readPublic });
-      const [lists, raw] = await Promise.all([aclLists(c, body.acl, user.id, user.id), applyRawReplacements(c, body.raw ?? null)]);
+      const [lists, raw] = await Promise.all([aclLists(c, body.acl, user.id, user.id), prepareRaw(c, body.raw ?? null, "channel")]);
       const ch = await createChannel(c.var.db, {
         ...flags,
         type: body.type,

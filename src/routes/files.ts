@@ -49,7 +49,7 @@ import {
 } from "./file-common";
 import type { C } from "./file-common";
 import { keepUpload, receiveUpload } from "./file-upload";
-import { applyRawReplacements } from "../services/raw-replacements";
+import { prepareRaw } from "../services/raw-core";
 
 // Files: create (POST /files), look up, change and delete. Their content (uploads, serving, short
 // URLs) is in file-content.ts; what both share is in file-common.ts.
@@ -198,7 +198,7 @@ export const fileRoutes = createRouter()
       const body = c.req.valid("json");
       const row = await loadFile(c, c.req.valid("param").file_id);
       requireOwner(c, row);
-      const set = { name: body.name, isPublic: body.is_public, raw: await applyRawReplacements(c, body.raw) };
+      const set = { name: body.name, isPublic: body.is_public, raw: await prepareRaw(c, body.raw, "file") };
       if (Object.values(set).some((v) => v !== undefined)) {
         const [updated] = await updateFileQuery(c.var.db, row.file.id, set);
         if (!updated) throw ApiError.notFound("no such file");
@@ -323,7 +323,7 @@ async function createComplete(c: C) {
         fileToken: randomToken(24),
         fileTokenRead: randomToken(24),
         mediaInfo: info,
-        raw: await applyRawReplacements(c, fields.raw ?? null),
+        raw: await prepareRaw(c, fields.raw ?? null, "file"),
         createdAt: at,
       },
       QUOTA,
@@ -368,7 +368,7 @@ async function createPlaceholder(c: C) {
       isPublic: fields.is_public ?? false,
       fileToken,
       fileTokenRead: randomToken(24),
-      raw: await applyRawReplacements(c, fields.raw ?? null),
+      raw: await prepareRaw(c, fields.raw ?? null, "file"),
       createdAt: at,
     },
     QUOTA,

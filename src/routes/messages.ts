@@ -35,7 +35,7 @@ import { renderUser } from "../views/user";
 import { markerWriteSql, newVersion } from "../stores/markers";
 import { csv, flagOn, includeRaw, jsonBool, rawSchema, requireChannelScope, resolveUserLists, userRefList } from "./channel-input";
 import { MessageSchema, messagePath, messageQuery, requireReadable } from "./message-common";
-import { applyRawReplacements } from "../services/raw-replacements";
+import { prepareRaw } from "../services/raw-core";
 
 /** The search route's query parsing (kept importable from here). */
 export { parseSearch } from "./message-search";
@@ -74,7 +74,7 @@ async function sendMessage(
   const user = currentUser(c);
   const [processed, raw] = await Promise.all([
     processForCreate(c, body.text, "message", parseFlags(body.entities)),
-    applyRawReplacements(c, body.raw ?? null),
+    prepareRaw(c, body.raw ?? null, "message"),
   ]);
   const token = `oid${crypto.randomUUID().replaceAll("-", "")}`;
   const text = withObjectId(processed, token);

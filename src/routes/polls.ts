@@ -36,7 +36,7 @@ import {
   toInt,
   tokenQuery,
 } from "./poll-common";
-import { applyRawReplacements } from "../services/raw-replacements";
+import { prepareRaw } from "../services/raw-core";
 
 const L = POLL_LIMITS;
 
@@ -71,7 +71,7 @@ export const pollRoutes = createRouter()
       const maxOptions = toInt(body.max_options) ?? 1;
       if (maxOptions < 1 || maxOptions > options.length) throw ApiError.badRequest(`'max_options' must be 1 to ${options.length}`);
 
-      const raw = await applyRawReplacements(c, body.raw ?? null);
+      const raw = await prepareRaw(c, body.raw ?? null, "poll");
       const poll = await createPoll(
         c.var.db,
         {

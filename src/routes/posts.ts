@@ -13,7 +13,7 @@ import { normalizeTag, withObjectId, type TextResult } from "../text";
 import { viewContext } from "../views/context";
 import { renderRevision } from "../views/post";
 import { EXAMPLE_POST, onePost, PostQuery, PostSchema, postParam, publishPost, readOptions, render, WRITE_POST } from "./post-common";
-import { applyRawReplacements } from "../services/raw-replacements";
+import { prepareRaw } from "../services/raw-core";
 
 // Posts themselves: create, look up, revise, delete. Lists are in post-streams.ts, actions on
 // posts (repost, bookmark, report, interactions) in post-actions.ts, search in post-search.ts.
@@ -96,7 +96,7 @@ export const postRoutes = createRouter()
       const [text, reply, raw] = await Promise.all([
         processForCreate(c, body.text, "post", parseFlags(body.entities)),
         replyId != null ? getPostBasics(c.var.db, replyId, user.id) : undefined,
-        applyRawReplacements(c, body.raw),
+        prepareRaw(c, body.raw, "post"),
       ]);
       // A reply to a repost replies to the original.
       const target = reply?.target;
@@ -204,7 +204,7 @@ export const postRoutes = createRouter()
       const [current, text, raw] = await Promise.all([
         readPost(c.var.db, id, user.id),
         processForCreate(c, body.text, "post", parseFlags(body.entities)),
-        applyRawReplacements(c, body.raw),
+        prepareRaw(c, body.raw, "post"),
       ]);
       if (!current) throw ApiError.notFound("no such post");
       const post = current.view.post;

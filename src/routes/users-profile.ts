@@ -19,7 +19,7 @@ import { eventContext, viewContext } from "../views/context";
 import { neutralUser } from "../views/post";
 import { renderUser } from "../views/user";
 import { oneUser, userIdParam, UserQuery } from "./user-common";
-import { applyRawReplacements } from "../services/raw-replacements";
+import { prepareRaw } from "../services/raw-core";
 
 // The caller's profile (PUT/PATCH /users/me) and the avatar and cover images of users.
 
@@ -98,7 +98,7 @@ async function profileChange(c: Ctx, body: ProfileInput, replace: boolean): Prom
   if (body.raw !== undefined) {
     // Mutable raw: each type named replaces that type (`[]` removes it); the others are kept.
     const merged: Record<string, unknown[]> = { ...((me.raw as Record<string, unknown[]> | null) ?? {}) };
-    for (const [type, items] of Object.entries(await applyRawReplacements(c, body.raw))) {
+    for (const [type, items] of Object.entries(await prepareRaw(c, body.raw, "user"))) {
       if (items.length) merged[type] = items;
       else delete merged[type];
     }

@@ -252,11 +252,14 @@ export interface ChannelSearch {
 /** The settings raw the text query and categories read (io.pnut.core.chat-settings here). */
 export const CHAT_SETTINGS = "io.example.core.chat-settings";
 
-/** A field of the first item of a raw type on channel `c`, as text (JSON text for arrays and objects). */
+/** A field (`a` or `a.b`) of the first item of a raw type on channel `c`, as text (JSON text for arrays and objects). */
 function rawField(type: string, field: string): SQL {
-  return isPostgres
-    ? sql`(CAST(c.raw AS JSONB) -> ${text(type)} -> 0 ->> ${text(field)})`
-    : sql`json_extract(c.raw, ${`$."${type.replaceAll('"', "")}"[0].${field}`})`;
+  const [head, sub] = field.split(".");
+  if (isPostgres) {
+    const item = sql`(CAST(c.raw AS JSONB) -> ${text(type)} -> 0)`;
+    return sub ? sql`(${item} -> ${text(head)} ->> ${text(sub)})` : sql`(${item} ->> ${text(head)})`;
+  }
+  return sql`json_extract(c.raw, ${`$."${type.replaceAll('"', "")}"[0].${field}`})`;
 }
 
 /** Channel `c` has raw of any of `types` (the list is one bound parameter, however long). */
@@ -278,7 +281,7 @@ export async function searchChannels(db: Db, s: ChannelSearch, viewerId: number 
   const conds: SQL[] = [canReadSql("c", viewerId), filterSql(f, viewerId)];
   if (s.q) {
     const p = likePattern(s.q);
-    conds.push(sql`(${like(rawField(CHAT_SETTINGS, "name"), p)} OR ${like(rawField(CHAT_SETTINGS, "description"), p)})`);
+    conds.push(sql`(${like(rawField(CHAT_SETTINGS, "name"), p)} OR ${like(rawField(CHAT_SETTINGS, "description.text"), p)})`);
   }
   if (s.categories.length) {
     const cats = rawField(CHAT_SETTINGS, "categories");
