@@ -253,9 +253,14 @@ export async function createMessage(db: Db, m: NewMessage): Promise<CreatedMessa
   };
 }
 
+/** At most this many deletions are read for one page (the newest after `since_id`), as stores/post-changes. */
+const DELETIONS_READ = 500;
+
 /**
  * A page of a channel's messages plus the channel (to tell "no such channel" from "no
  * messages"), in one round trip; the messages are read only when the viewer may read the channel.
+ * With `since_id`, `deletedIds` are the channel's messages deleted after message `since_id` was
+ * created (`deleted_mark >= since_id`, an index range on messages_deleted): reference dynamic polling.
  */
 export async function channelMessages(
   db: Db,
@@ -263,18 +268,26 @@ export async function channelMessages(
   viewerId: number | null,
   page: Page,
   opts: { includeDeleted: boolean; markerRead?: SQL },
-): Promise<{ channel?: ChannelRecord; messages: MessageRecord[]; markerRows?: Row[] }> {
+): Promise<{ channel?: ChannelRecord; messages: MessageRecord[]; markerRows?: Row[]; deletedIds: string[] }> {
+  const readable = sql`EXISTS (SELECT 1 FROM channels c WHERE c.id = ${channelId} AND ${canReadSql("c", viewerId)})`;
+  const deletions =
+    page.sinceId === undefined
+      ? []
+      : [sql`SELECT m.id FROM messages m WHERE m.channel_id = ${channelId} AND m.deleted_mark >= ${page.sinceId} AND ${readable}
+          ORDER BY m.deleted_mark DESC LIMIT ${sql.raw(String(DELETIONS_READ))}`];
   const rows = await batchRows(db, [
+    ...deletions,
     channelByIdSql(channelId, viewerId),
     sql`SELECT ${messageColumnsSql(viewerId)}, m.id AS pagination_id FROM messages m ${messageJoins}
       WHERE m.channel_id = ${channelId} AND ${pageBoundsSql("m.id", page)}
         ${opts.includeDeleted ? sql`` : sql`AND m.is_deleted = 0`}
-        AND EXISTS (SELECT 1 FROM channels c WHERE c.id = ${channelId} AND ${canReadSql("c", viewerId)})
+        AND ${readable}
       ORDER BY m.id ${sql.raw(page.newestFirst ? "DESC" : "ASC")} LIMIT ${page.limit + 1}`,
     // The viewer's `channel:{id}` marker, for `meta.marker` (decisions §6), in the same round trip.
     ...(opts.markerRead ? [opts.markerRead] : []),
   ]);
-  return { channel: rows[0][0] ? readChannel(rows[0][0]) : undefined, messages: rows[1].map(readMessage), markerRows: rows[2] };
+  const deletedIds = deletions.length ? rows.shift()!.map((r) => String(r.id)).sort((a, b) => Number(b) - Number(a)) : [];
+  return { channel: rows[0][0] ? readChannel(rows[0][0]) : undefined, messages: rows[1].map(readMessage), markerRows: rows[2], deletedIds };
 }
 
 const readableMessage = (channelId: number, messageId: number, viewerId: number | null) =>
@@ -327,7 +340,9 @@ export async function deleteMessage(db: Db, msg: MessageRecord, viewerId: number
   ];
   if (msg.replyTo != null) stmts.push(sql`UPDATE messages SET replies = ${greatest(sql`replies - 1`, sql`0`)} WHERE id = ${msg.replyTo} AND ${live}`);
   stmts.push(
-    sql`UPDATE messages SET is_deleted = 1, is_sticky = 0, deleted_by = ${viewerId} WHERE id = ${msg.id} AND is_deleted = 0`,
+    // deleted_mark: the newest message id now, for polls' meta.deleted_ids (see channelMessages).
+    sql`UPDATE messages SET is_deleted = 1, is_sticky = 0, deleted_by = ${viewerId}, deleted_mark = (SELECT max(dm.id) FROM messages dm)
+      WHERE id = ${msg.id} AND is_deleted = 0`,
     sql`DELETE FROM message_facets WHERE message_id = ${msg.id}`,
     sql`SELECT ${messageColumnsSql(viewerId)} FROM messages m ${messageJoins} WHERE m.id = ${msg.id}`,
   );
