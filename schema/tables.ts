@@ -185,6 +185,25 @@ export const posts = sqliteTable(
   ],
 );
 
+/**
+ * Revisions and deletions of posts (reposts' removals too: their rows are gone), for polling
+ * clients' `meta.revised_ids` / `meta.deleted_ids`. `mark` is the newest post id when the change
+ * was made: a poll with `since_id` S missed the changes with mark >= S (made after post S was).
+ */
+export const postChanges = sqliteTable(
+  "post_changes",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    postId: integer("post_id").notNull(),
+    userId: integer("user_id").notNull(),
+    threadId: integer("thread_id").notNull(),
+    isRepost: bool("is_repost"),
+    isDeletion: bool("is_deletion"),
+    mark: integer("mark").notNull(),
+  },
+  (t) => [index("post_changes_mark").on(t.mark)],
+);
+
 /** Earlier versions of a post; `revision` counts from 0. */
 export const postRevisions = sqliteTable(
   "post_revisions",
@@ -369,8 +388,11 @@ export const messages = sqliteTable(
     raw: text("raw", { mode: "json" }),
     createdAt: createdAt(),
     replies: integer("replies").notNull().default(0),
+    /** The newest message id when the message was deleted (as post_changes.mark): polls' `meta.deleted_ids`. */
+    deletedMark: integer("deleted_mark"),
   },
   (t) => [
+    index("messages_deleted").on(t.channelId, t.deletedMark).where(sql`deleted_mark is not null`),
     index("messages_channel").on(t.channelId, t.id),
     index("messages_thread").on(t.threadId, t.id),
     index("messages_user").on(t.userId, t.id),

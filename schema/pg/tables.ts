@@ -229,6 +229,21 @@ export const posts = pgTable(
   ],
 );
 
+/** Revisions and deletions of posts, for polling clients (see ../tables.ts). */
+export const postChanges = pgTable(
+  "post_changes",
+  {
+    id: id(),
+    postId: int8("post_id").notNull(),
+    userId: int8("user_id").notNull(),
+    threadId: int8("thread_id").notNull(),
+    isRepost: bool("is_repost"),
+    isDeletion: bool("is_deletion"),
+    mark: int8("mark").notNull(),
+  },
+  (t) => [index("post_changes_mark").on(t.mark)],
+);
+
 /** Earlier versions of a post; `revision` counts from 0. */
 export const postRevisions = pgTable(
   "post_revisions",
@@ -415,8 +430,11 @@ export const messages = pgTable(
     raw: jsonText("raw"),
     createdAt: createdAt(),
     replies: int8("replies").notNull().default(0),
+    /** The newest message id when the message was deleted (see ../tables.ts). */
+    deletedMark: int8("deleted_mark"),
   },
   (t) => [
+    index("messages_deleted").on(t.channelId, t.deletedMark).where(sql`deleted_mark is not null`),
     index("messages_channel").on(t.channelId, t.id),
     index("messages_thread").on(t.threadId, t.id),
     index("messages_user").on(t.userId, t.id),

@@ -207,6 +207,7 @@ export const exampleFile = {
   name: "hello.txt",
   mime_type: "text/plain; charset=utf-8",
   size: 12,
+  total_size: 12,
   sha256: "a948904f2f0f479b8f8197694b30184b0d2ed1c1cd2a1ec0fb85d299a192a447",
   is_complete: true,
   is_public: true,

@@ -21,7 +21,8 @@ minute. Responses carry \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X
 429 and a 600-second ban (\`Retry-After\`).
 
 **Pagination.** Lists take \`before_id\`, \`since_id\` and \`count\` and answer \`meta.min_id\`, \`meta.max_id\` and
-\`meta.more\`.
+\`meta.more\`. Post streams and a channel's messages asked with \`since_id\` also answer \`meta.deleted_ids\` and
+\`meta.revised_ids\` (when not empty): what changed after \`since_id\` was created (dynamic polling).
 
 **Streams.** Writes emit events to app streams (\`/v1/app\`, app tokens) and user streams (\`/v1/user\`, user tokens)
 over WebSockets; each operation says what it emits.

@@ -69,7 +69,8 @@ export const messageListRoutes = createRouter()
       tags: ["Messages"],
       summary: "Messages of a channel, newest first (public channels need no token)",
       description:
-        "Paginated by message id; a markable stream (marker `channel:{id}` in `meta.marker` for user tokens). Deleted messages are included (without content) unless `include_deleted=0`. Emits nothing.",
+        "Paginated by message id; a markable stream (marker `channel:{id}` in `meta.marker` for user tokens). Deleted messages are included (without content) unless `include_deleted=0`. " +
+        "With `since_id`, `meta.deleted_ids` lists the channel's messages deleted after message `since_id` was created (dynamic polling; at most the newest 500). Emits nothing.",
       request: { params: z.object({ channel_id: channelId }), query: listQuery },
       responses: { 200: Envelope(z.array(MessageSchema), "Message objects", [exampleMessage], { marker: { name: "channel:1" }, ...pageMeta }), ...errors(400, 401, 404) },
     }),
@@ -84,7 +85,8 @@ export const messageListRoutes = createRouter()
       requireReadable(res.channel, view.viewerId);
       marker.done(res.markerRows);
       const { items, meta } = finishPage(res.messages, page, (m) => m.paginationId!);
-      return ok(c, items.map((m) => renderMessage(m, view)), meta);
+      // Dynamic polling: messages deleted since `since_id` (messages are not revised).
+      return ok(c, items.map((m) => renderMessage(m, view)), { ...meta, ...(res.deletedIds.length > 0 && { deleted_ids: res.deletedIds }) });
     },
   )
   .openapi(

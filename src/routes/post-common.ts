@@ -12,6 +12,7 @@ import { eventContext, shapeOfView, viewContext } from "../views/context";
 import { renderPost, renderPostForEvent } from "../views/post";
 import { exampleClientRef } from "../http/examples";
 import { EXAMPLE_USER } from "./user-common";
+import type { ChangedIds } from "../stores/post-changes";
 
 // What the post routers share: the Post schema and example, the query fragments, rendering and
 // the post event.
@@ -90,13 +91,13 @@ export function render(c: Ctx, view: PostView, set: PostSet) {
 }
 
 /** A list's page as the envelope's data and pagination meta (the items' `pid` is their pagination id). */
-export function renderPage(c: Ctx, set: PostSet, page: Page) {
+export function renderPage(c: Ctx, set: PostSet, page: Page, changes: ChangedIds = {}) {
   const { items, meta } = finishPage(set.page, page, (r) => r.pid ?? r.post.id);
   const view = viewContext(c);
   return ok(
     c,
     items.map((r) => ({ ...renderPost(r, set.byId, view, { actors: set.actors }), pagination_id: String(r.pid ?? r.post.id) })),
-    meta,
+    { ...meta, ...changes },
   );
 }
 

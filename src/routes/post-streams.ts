@@ -25,17 +25,19 @@ type ListQueryValue = z.infer<typeof ListQuery>;
  */
 async function list(c: Ctx, q: ListQueryValue, s: Stream, marker: string | null = null, notFound = "no such user") {
   const m = await markableStream(c, q, marker);
-  const { found, set, markerRows } = await readList(c.var.db, s, m.page, viewContext(c).viewerId, {
+  const { found, set, markerRows, changes } = await readList(c.var.db, s, m.page, viewContext(c).viewerId, {
     filters: listFilters(c),
     reads: readOptions(c),
     markerRead: m.read,
   });
   if (!found) throw ApiError.notFound(notFound);
   m.done(markerRows);
-  return renderPage(c, set, m.page);
+  return renderPage(c, set, m.page, changes);
 }
 
-const paginated = "Paginated (`count`, `before_id`, `since_id`); takes the general post parameters; emits nothing. ";
+const paginated =
+  "Paginated (`count`, `before_id`, `since_id`); takes the general post parameters; emits nothing. " +
+  "With `since_id` (dynamic polling), `meta.deleted_ids` and `meta.revised_ids` list the stream's posts deleted or revised after post `since_id` was created (bookmarks excepted). ";
 
 const ExploreSchema = z
   .object({ slug: z.string(), title: z.string(), description: z.string(), url: z.string() })

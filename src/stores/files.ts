@@ -7,7 +7,8 @@ import { schema, type Db } from "../db";
 import { endOperation } from "./operations";
 import { pageLimit, pageOrder, pageWhere } from "./page-sql";
 import { userViewColumns, type UserView } from "./users";
-import { greatest, inList, jsonArrayAgg, jsonObject, jsonValue, position } from "../db/dialect";
+import { greatest, inList, joinedText, jsonArrayAgg, jsonObject, jsonValue, position } from "../db/dialect";
+import { canReadSql } from "./channel-sql";
 import type { FileUrls } from "../services/file-urls";
 
 const { files, derivedFiles, users, apps } = schema;
@@ -24,6 +25,8 @@ export interface FileRow {
   user: UserView;
   app: AppRecord;
   derived: DerivedRecord[];
+  /** Sampled ids of the objects whose raw embeds the file (File `attached_to`); absent on a file just written. */
+  attachedTo?: { posts: string[]; polls: string[]; messages: string[] };
   /** Signed URLs to render, once `signUrls` has run (services/file-urls.ts). */
   urls?: FileUrls;
 }
@@ -49,21 +52,45 @@ export const fileSourcesQuery = (db: Db, ids: number[]) =>
 export const toFileSources = (rows: { file: FileRecord; derived: string | null }[]): Pick<FileRow, "file" | "derived">[] =>
   rows.map((r) => ({ file: r.file, derived: JSON.parse(r.derived ?? "[]") as DerivedRecord[] }));
 
-/** One query: files with their user (relationship flags for the viewer), client and derived files. */
+/** At most this many ids of each kind in a file's `attached_to` (the reference's "sampled list"): the newest. */
+export const ATTACHED_SAMPLE = 20;
+
+/**
+ * The live posts, polls and messages (of channels the viewer may read) whose raw names the file,
+ * from the `file` facets their writes record (a raw replacement value leaves `file_id` in the
+ * stored item): comma-separated ids, newest first, or null. Each walks the facet primary key.
+ */
+function attachedIds(viewerId: number | null) {
+  const fileId = sql`CAST(${files.id} AS TEXT)`;
+  const ids = (select: SQL) => sql<string | null>`(select ${joinedText(sql`s.id`)} from (${select} limit ${sql.raw(String(ATTACHED_SAMPLE))}) s)`;
+  return {
+    attachedPosts: ids(sql`select af.post_id as id from post_facets af join posts ap on ap.id = af.post_id
+      where af.facet = 'file' and af.value = ${fileId} and ap.is_deleted = 0 order by af.post_id desc`),
+    attachedPolls: ids(sql`select af.poll_id as id from poll_facets af join polls ap on ap.id = af.poll_id
+      where af.facet = 'file' and af.value = ${fileId} and ap.is_deleted = 0 order by af.poll_id desc`),
+    attachedMessages: ids(sql`select af.message_id as id from message_facets af join messages am on am.id = af.message_id
+      join channels ach on ach.id = am.channel_id
+      where af.facet = 'file' and af.value = ${fileId} and am.is_deleted = 0 and ${canReadSql("ach", viewerId)} order by af.message_id desc`),
+  };
+}
+
+/** One query: files with their user (relationship flags for the viewer), client, derived files and what they are attached to. */
 function selectFileRows(db: Db, viewerId: number | null) {
   return db
-    .select({ file: files, user: userViewColumns(viewerId), app: apps, derived: derivedJson })
+    .select({ file: files, user: userViewColumns(viewerId), app: apps, derived: derivedJson, ...attachedIds(viewerId) })
     .from(files)
     .innerJoin(users, eq(users.id, files.userId))
     .innerJoin(apps, eq(apps.id, files.appId));
 }
 
-type SelectedRow = { file: FileRecord; user: unknown; app: AppRecord; derived: string | null };
+type SelectedRow = { file: FileRecord; user: unknown; app: AppRecord; derived: string | null } & Record<"attachedPosts" | "attachedPolls" | "attachedMessages", string | null>;
+const idList = (joined: string | null) => (joined ? joined.split(",").sort((a, b) => Number(b) - Number(a)) : []);
 const toFileRow = (r: SelectedRow): FileRow => ({
   file: r.file,
   user: r.user as UserView,
   app: r.app,
   derived: (JSON.parse(r.derived ?? "[]") as DerivedRecord[]).sort((a, b) => (a.key < b.key ? -1 : 1)),
+  attachedTo: { posts: idList(r.attachedPosts), polls: idList(r.attachedPolls), messages: idList(r.attachedMessages) },
 });
 
 export async function getFileRow(db: Db, id: number, viewerId: number | null): Promise<FileRow | undefined> {

@@ -255,9 +255,14 @@ export async function createMessage(db: Db, m: NewMessage): Promise<CreatedMessa
   };
 }
 
+/** At most this many deletions are read for one page (the newest after `since_id`), as stores/post-changes. */
+const DELETIONS_READ = 500;
+
 /**
  * A page of a channel's messages plus the channel (to tell "no such channel" from "no
  * messages"), in one round trip; the messages are read only when the viewer may read the channel.
+ * With `since_id`, `deletedIds` are the channel's messages deleted after message `since_id` was
+ * created (`deleted_mark >= since_id`, an index range on messages_deleted): reference dynamic polling.
  */
 export async function channelMessages(
   db: Db,
@@ -265,7 +270,7 @@ export async function channelMessages(
   viewerId: number | null,
   page: Page,
   opts: { includeDeleted: boolean; markerRead?: SQL },
-): Promise<{ channel?: ChannelRecord; messages: MessageRecord[]; markerRows?: Row[] }> {
+): Promise<{ channel?: ChannelRecord; messages: MessageRecord[]; markerRows?: Row[]; deletedIds: string[] }> {
   // Compiled once per shape (building and compiling it through drizzle cost more CPU than the
   // database read), bound per request by name.
   const viewer = viewerId == null ? null : sql`${sql.placeholder("viewer")}`;
@@ -273,21 +278,35 @@ export async function channelMessages(
   const bounds = pageBoundsShape("m.id", page);
   const values = { viewer: viewerId, channel: channelId, limit: page.limit + 1, ...pageBoundValues(page) };
   const who = viewer ? "user" : "anonymous";
+  const readable = sql`EXISTS (SELECT 1 FROM channels c WHERE c.id = ${channel} AND ${canReadSql("c", viewer)})`;
+  const deletions =
+    page.sinceId === undefined
+      ? []
+      : [
+          boundShape(
+            `channel-deletions:${who}`,
+            () => sql`SELECT m.id FROM messages m WHERE m.channel_id = ${channel} AND m.deleted_mark >= ${sql.placeholder("since")} AND ${readable}
+              ORDER BY m.deleted_mark DESC LIMIT ${sql.raw(String(DELETIONS_READ))}`,
+            values,
+          ),
+        ];
   const rows = await batchRows(db, [
+    ...deletions,
     boundShape(`channel-by-id:${who}`, () => channelByIdSql(channel, viewer), values),
     boundShape(
       `channel-messages:${who}:${bounds.key}:${opts.includeDeleted ? "all" : "live"}:${page.newestFirst ? "desc" : "asc"}`,
       () => sql`SELECT ${messageColumnsSql(viewer)}, m.id AS pagination_id FROM messages m ${messageJoins}
         WHERE m.channel_id = ${channel} AND ${bounds.sql}
           ${opts.includeDeleted ? sql`` : sql`AND m.is_deleted = 0`}
-          AND EXISTS (SELECT 1 FROM channels c WHERE c.id = ${channel} AND ${canReadSql("c", viewer)})
+          AND ${readable}
         ORDER BY m.id ${sql.raw(page.newestFirst ? "DESC" : "ASC")} LIMIT ${sql.placeholder("limit")}`,
       values,
     ),
     // The viewer's `channel:{id}` marker, for `meta.marker` (decisions §6), in the same round trip.
     ...(opts.markerRead ? [opts.markerRead] : []),
   ]);
-  return { channel: rows[0][0] ? readChannel(rows[0][0]) : undefined, messages: rows[1].map(readMessage), markerRows: rows[2] };
+  const deletedIds = deletions.length ? rows.shift()!.map((r) => String(r.id)).sort((a, b) => Number(b) - Number(a)) : [];
+  return { channel: rows[0][0] ? readChannel(rows[0][0]) : undefined, messages: rows[1].map(readMessage), markerRows: rows[2], deletedIds };
 }
 
 const readableMessage = (channelId: number, messageId: number, viewerId: number | null) =>
@@ -340,7 +359,9 @@ export async function deleteMessage(db: Db, msg: MessageRecord, viewerId: number
   ];
   if (msg.replyTo != null) stmts.push(sql`UPDATE messages SET replies = ${greatest(sql`replies - 1`, sql`0`)} WHERE id = ${msg.replyTo} AND ${live}`);
   stmts.push(
-    sql`UPDATE messages SET is_deleted = 1, is_sticky = 0, deleted_by = ${viewerId} WHERE id = ${msg.id} AND is_deleted = 0`,
+    // deleted_mark: the newest message id now, for polls' meta.deleted_ids (see channelMessages).
+    sql`UPDATE messages SET is_deleted = 1, is_sticky = 0, deleted_by = ${viewerId}, deleted_mark = (SELECT max(dm.id) FROM messages dm)
+      WHERE id = ${msg.id} AND is_deleted = 0`,
     sql`DELETE FROM message_facets WHERE message_id = ${msg.id}`,
     sql`SELECT ${messageColumnsSql(viewerId)} FROM messages m ${messageJoins} WHERE m.id = ${msg.id}`,
   );

@@ -5,6 +5,7 @@ import { text, unindexed } from "../db/dialect";
 import type { PostFilters } from "../http/params";
 import type { Page } from "../http/pagination";
 import { homePage } from "./home-timeline";
+import { changedIds, postChangesQuery, type ChangedIds } from "./post-changes";
 import { pageRow, postReads, type PostReadOptions, type PostSet } from "./posts";
 
 // Lists of posts: the page (a query of `pageRow`s) of each stream, bookmarks list, tag and
@@ -238,7 +239,8 @@ export function listPageQuery(stream: Stream, page: Page, viewerId: number | nul
 
 /**
  * A page of a list in one round trip; the user or post the list is about is checked in the same
- * batch (`found`), and so is `markerRead` (the list's marker, stores/markers `markerSql`) when given.
+ * batch (`found`), and so is `markerRead` (the list's marker, stores/markers `markerSql`) when given,
+ * and with `since_id` the posts changed since (`changes`: stores/post-changes).
  */
 export async function readList(
   db: Db,
@@ -246,7 +248,7 @@ export async function readList(
   page: Page,
   viewerId: number | null,
   opts: { filters: PostFilters; reads?: PostReadOptions; markerRead?: SQL },
-): Promise<{ found: boolean; set: PostSet; markerRows?: Record<string, unknown>[] }> {
+): Promise<{ found: boolean; set: PostSet; markerRows?: Record<string, unknown>[]; changes: ChangedIds }> {
   // The bookmarking and reposting users' statement embeds the page as SQL; otherwise it comes compiled.
   const withActors = opts.reads?.bookmarkedBy || opts.reads?.repostedBy;
   const pageIds = withActors ? listPage(stream, page, viewerId, opts.filters) : listPageQuery(stream, page, viewerId, opts.filters);
@@ -257,8 +259,11 @@ export async function readList(
       : stream.kind === "thread"
         ? boundShape("list-subject:post", () => sql`select id from posts where id = ${sql.placeholder("id")}`, { id: stream.postId })
         : boundShape("list-subject:none", () => sql`select 1`, {});
-  const results = await mixedBatch(db, [subject, ...(opts.markerRead ? [opts.markerRead] : []), ...reads.items]);
-  const found = results[0].results.length > 0;
-  const markerRows = opts.markerRead ? (results[1] as { results: Record<string, unknown>[] }).results : undefined;
-  return { found, set: reads.decode(results.slice(opts.markerRead ? 2 : 1)), markerRows };
+  const changes = postChangesQuery(stream, page);
+  const head = [subject, ...(opts.markerRead ? [opts.markerRead] : []), ...(changes ? [changes] : [])];
+  const results = await mixedBatch(db, [...head, ...reads.items]);
+  const rowsAt = (i: number) => (results[i] as { results: Record<string, unknown>[] }).results;
+  const found = rowsAt(0).length > 0;
+  const markerRows = opts.markerRead ? rowsAt(1) : undefined;
+  return { found, set: reads.decode(results.slice(head.length)), markerRows, changes: changes ? changedIds(rowsAt(head.length - 1)) : {} };
 }

@@ -153,6 +153,16 @@ export interface Revision {
   viewerId: number;
 }
 
+/**
+ * Logs a revision or deletion of the posts `cp` that `which` selects (before a deletion removes
+ * them), for polling clients' `meta.revised_ids` / `deleted_ids` (stores/post-changes).
+ */
+function changeLogSql(which: SQL, deletion: boolean): SQL {
+  return sql`insert into post_changes (post_id, user_id, thread_id, is_repost, is_deletion, mark)
+    select cp.id, cp.user_id, cp.thread_id, case when cp.repost_of is null then 0 else 1 end, ${sql.raw(deletion ? "1" : "0")},
+      (select max(mp.id) from posts mp) from posts cp where ${which}`;
+}
+
 /** Revises a post; the current version becomes revision 0. Returns null if it was revised meanwhile. */
 export async function revisePost(db: Db, r: Revision): Promise<{ set: PostSet; view: PostView } | null> {
   const rawSet = r.raw === undefined ? sql`` : sql`, raw = ${JSON.stringify(r.raw)}`;
@@ -166,6 +176,7 @@ export async function revisePost(db: Db, r: Revision): Promise<{ set: PostSet; v
     sql`update posts set text = ${r.text.text}, html = ${r.text.html}, entities = ${JSON.stringify(r.text.entities)},
       is_nsfw = ${r.isNsfw ? 1 : 0} ${rawSet}, is_revised = 1, revised_at = ${r.at}
       where id = ${r.postId} and is_deleted = 0 and repost_of is null`,
+    changeLogSql(sql`cp.id = ${r.postId} and cp.is_deleted = 0 and cp.repost_of is null`, false),
     sql`delete from post_mentions where post_id = ${r.postId} and ${live}`,
     sql`delete from post_facets where post_id = ${r.postId} and ${live}`,
   ];
@@ -205,6 +216,8 @@ export async function deletePost(
   }
   writes.push(
     sql`update users set posts = posts - 1 where id in (select rp.user_id from posts rp where rp.repost_of = ${post.id})`,
+    changeLogSql(sql`cp.repost_of = ${post.id}`, true),
+    changeLogSql(sql`cp.id = ${post.id} and cp.is_deleted = 0`, true),
     repostsClearSql(sql`select rr.id from posts rr where rr.repost_of = ${post.id}`),
     sql`delete from posts where repost_of = ${post.id}`,
     sql`update posts set is_deleted = 1, reposts = 0 where id = ${post.id}`,
@@ -263,10 +276,11 @@ const actedOn = (postId: number) => sql`coalesce((select ao.repost_of from posts
 export async function deleteRepost(db: Db, postId: number, userId: number) {
   const target = actedOn(postId);
   const mine = sql`exists(select 1 from posts e where e.repost_of = ${target} and e.user_id = ${userId})`;
-  const [before, , , , , after] = await mixedBatch(db, [
+  const [before, , , , , , after] = await mixedBatch(db, [
     postsQuery(userId, sql`select mr.id as id from posts mr where mr.repost_of = ${target} and mr.user_id = ${userId}`),
     sql`update posts set reposts = reposts - 1 where id = ${target} and ${mine}`,
     sql`update users set posts = posts - 1 where id = ${userId} and ${mine}`,
+    changeLogSql(sql`cp.repost_of = ${target} and cp.user_id = ${userId}`, true),
     repostsClearSql(sql`select dr.id from posts dr where dr.repost_of = ${target} and dr.user_id = ${userId}`),
     sql`delete from posts where repost_of = ${target} and user_id = ${userId}`,
     postsQuery(userId, sql`select ${target} as id`),

@@ -44,6 +44,12 @@ export const fileFields = (f: FileRecord) => ({
   is_public: f.isPublic,
 });
 
+/** `attached_to`, only when attached; each list only when not empty (the reference). */
+function attachedTo(row: FileRow) {
+  const lists = Object.entries(row.attachedTo ?? {}).filter(([, ids]) => ids.length > 0);
+  return lists.length ? { attached_to: Object.fromEntries(lists) } : {};
+}
+
 /** The File object of api.md. */
 export function renderFile(row: FileRow, view: ViewContext, opts: FileViewOptions = {}) {
   const f = row.file;
@@ -59,6 +65,9 @@ export function renderFile(row: FileRow, view: ViewContext, opts: FileViewOption
     source: renderClientRef(row.app),
     ...embedUser(row.user, row.file.userId, view),
     derived_files: Object.fromEntries(row.derived.map((d) => [d.key, renderDerived(d, row.urls?.derived[d.key], view)])),
+    // The reference: the content and its derived files, once complete.
+    ...(f.isComplete ? { total_size: f.size + row.derived.reduce((n, d) => n + d.size, 0) } : {}),
+    ...attachedTo(row),
     ...(opts.raw ? { raw: f.raw ?? {} } : {}),
     ...(opts.isDeleted ? { is_deleted: true } : {}),
     ...(opts.paginated ? { pagination_id: String(f.id) } : {}),
