@@ -120,8 +120,7 @@ export class UserStreamHub extends DurableObject<Env> {
   }
 
   /** A new connection (no socket yet): its row and its replay stream. */
-  private open(who: Pick<UserStreamConnect, "userId" | "tokenId" | "appId" | "params">): Connection {
-    const id = randomId();
+  private open(who: Pick<UserStreamConnect, "userId" | "tokenId" | "appId" | "params">, id = randomId()): Connection {
     const streamId = this.buffer.open(connectionTag(id)).id;
     const conn = { id, userId: who.userId, streamId, tokenId: who.tokenId, appId: who.appId, subscriptions: [], params: who.params ?? {} };
     this.conns.insert(conn);
