@@ -20,7 +20,7 @@ import { eventsOf, subscribe, userStream, waitForEvents } from "./stream-fixture
 const FOLLOWERS = 10_000;
 const seq = (n: number) => `WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < ${n})`;
 
-const ctx = {} as { token: string; author: number; u0: number; tokenId: number; appId: number };
+const ctx = {} as { token: string; author: number; u0: number; tokenId: number; appId: number; live: Awaited<ReturnType<typeof userStream>> };
 
 /** D1's rows_read of the post routing statement for `authorId` (no mentions, no thread). */
 async function routingRowsRead(authorId: number) {
@@ -48,6 +48,8 @@ beforeAll(async () => {
   const a = await actor("write_post stream");
   ctx.token = a.token;
   ctx.author = Number(a.user.id);
+  // Made before the seed: seeded ids do not move Postgres's identity sequence.
+  ctx.live = await userStream();
   const token = (await DB.prepare("SELECT id, app_id FROM tokens WHERE user_id = ?").bind(ctx.author).first()) as { id: number; app_id: number };
   ctx.tokenId = Number(token.id);
   ctx.appId = Number(token.app_id);
@@ -85,7 +87,7 @@ describe("user stream fan-out", () => {
 
   it("delivers one post to 10,000 subscribed followers' user streams", { timeout: 300_000 }, async () => {
     // One follower with a real socket, subscribed through the API.
-    const live = await userStream();
+    const { live } = ctx;
     expect((await call("PUT", `/users/${ctx.author}/follow`, { token: live.token })).status).toBe(200);
     const liveSub = await subscribe("/posts/streams/me", live.token, live.cid);
 
