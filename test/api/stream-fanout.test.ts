@@ -48,7 +48,6 @@ beforeAll(async () => {
   const a = await actor("write_post stream");
   ctx.token = a.token;
   ctx.author = Number(a.user.id);
-  // Made before the seed: seeded ids do not move Postgres's identity sequence.
   ctx.live = await userStream();
   const token = (await DB.prepare("SELECT id, app_id FROM tokens WHERE user_id = ?").bind(ctx.author).first()) as { id: number; app_id: number };
   ctx.tokenId = Number(token.id);
@@ -60,6 +59,8 @@ beforeAll(async () => {
     DB.prepare(`${seq(FOLLOWERS)} INSERT INTO follows (follower_id, followed_id, created_at) SELECT ${ctx.u0} + n - 1, ${ctx.author}, ${t0} FROM s`),
     DB.prepare(`UPDATE users SET followers = followers + ${FOLLOWERS} WHERE id = ${ctx.author}`),
   ]);
+  // Seeded ids do not move Postgres's identity sequence: users made later need it past them.
+  if (isPostgres) await DB.prepare("SELECT setval(pg_get_serial_sequence('users', 'id'), (SELECT max(id) FROM users))").run();
 }, 120_000);
 
 describe("user stream fan-out", () => {
@@ -75,6 +76,24 @@ describe("user stream fan-out", () => {
     const order = calls.flatMap((c) => c.events.flatMap((e) => (Array.isArray(e.targets) ? e.targets.map((t) => t.connectionId) : ["own"])));
     expect(order).toEqual([...targets(10_000, "a").map((t) => t.connectionId), "own", ...targets(700, "b").map((t) => t.connectionId)]);
     expect(calls.map((c) => c.revokedTokens)).toEqual([...calls.slice(1).map(() => []), [7]]);
+  });
+
+  it("keeps each user's connections their own on a shared hub shard", async () => {
+    const owner = await userStream();
+    const sub = await subscribe("/posts/streams/me", owner.token, owner.cid);
+    // Another user whose connections live on the same shard (32 shards: a few tries).
+    let other = await userStream();
+    while (userShardOf(Number(other.user.id)) !== userShardOf(Number(owner.user.id))) {
+      other.s.ws.close(1000);
+      other = await userStream();
+    }
+    expect((await call("GET", `/posts/streams/me?connection_id=${owner.cid}`, { token: other.token })).status).toBe(400);
+    expect((await call("DELETE", `/users/me/streams/${owner.cid}/${sub}`, { token: other.token })).status).toBe(404);
+    expect((await call("DELETE", `/users/me/streams/${owner.cid}`, { token: other.token })).status).toBe(404);
+    // The owner's connection is untouched.
+    expect((await call("DELETE", `/users/me/streams/${owner.cid}/${sub}`, { token: owner.token })).status).toBe(204);
+    expect((await call("DELETE", `/users/me/streams/${owner.cid}`, { token: owner.token })).status).toBe(204);
+    other.s.ws.close(1000);
   });
 
   it.skipIf(isPostgres)("finds a post's recipients without reading every follower when few are connected (D1 rows_read)", async () => {
