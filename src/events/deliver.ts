@@ -1,7 +1,7 @@
 import type { SQL } from "drizzle-orm";
 import { openDb, type RawResult } from "../db";
 import { runBatch } from "../db/batch";
-import { allAppHubs, typeMask, userHubFor } from "./hubs";
+import { allAppHubs, typeMask, USER_FANOUT_BATCH, userHubShard, userShardOf } from "./hubs";
 import { planMeta, type EventMeta } from "./event-meta";
 import type { StampedEvent } from "./publish";
 import type { StoredEvent } from "./replay";
@@ -44,9 +44,12 @@ interface RecipientRow {
  * 3. App streams: the events go once to each hub shard, which numbers each for the stream keys
  *    listening for its type (and app), keeps it for replay, and sends it to their sockets.
  *    Events that need no lookup leave before the batch returns.
- * 4. User streams: one call per recipient user to that user's hub, which numbers each event
- *    per connection and stamps its `subscription_ids`. A token revocation then closes the
- *    token's connections.
+ * 4. User streams: the recipients are grouped by user hub shard; each shard gets its events in
+ *    calls naming at most USER_FANOUT_BATCH connections each (one after another, so every
+ *    connection sees the events in order); shards are called in parallel. The hub numbers each
+ *    event per connection and stamps its `subscription_ids`. A token revocation then closes the
+ *    token's connections. A post to N connected followers costs about
+ *    Σ over shards ⌈connections there / USER_FANOUT_BATCH⌉ calls, never one per recipient.
  */
 export async function deliverEvents(env: Env, events: StampedEvent[]): Promise<void> {
   const db = openDb(env);
@@ -76,30 +79,72 @@ export async function deliverEvents(env: Env, events: StampedEvent[]): Promise<v
   const metas = metaOf(results);
   const apps = early ?? sendToAppHubs(env, appEvents(results, metas));
 
-  const perUser = new Map<number, { events: UserHubEvent[]; revokedTokens: number[] }>();
-  const forUser = (userId: number) => perUser.get(userId) ?? perUser.set(userId, { events: [], revokedTokens: [] }).get(userId)!;
+  const perShard = new Map<number, { events: UserHubEvent[]; revokedTokens: number[] }>();
+  const forShard = (shard: number) => perShard.get(shard) ?? perShard.set(shard, { events: [], revokedTokens: [] }).get(shard)!;
   plans.forEach((p, i) => {
     const rows = slots[i].users >= 0 ? ((results[slots[i].users].results ?? []) as unknown as RecipientRow[]) : [];
-    const byUser = new Map<number, Map<string, string[]>>();
+    const byShard = new Map<number, Map<string, string[]>>();
     for (const r of rows) {
-      const conns = byUser.get(r.user_id) ?? byUser.set(r.user_id, new Map()).get(r.user_id)!;
+      const shard = userShardOf(Number(r.user_id));
+      const conns = byShard.get(shard) ?? byShard.set(shard, new Map()).get(shard)!;
       conns.set(r.connection_id, [...(conns.get(r.connection_id) ?? []), r.id]);
     }
-    for (const [userId, conns] of byUser) {
+    for (const [shard, conns] of byShard) {
       const targets = [...conns].map(([connectionId, subscriptionIds]) => ({ connectionId, subscriptionIds }));
-      forUser(userId).events.push({ event: p.stored, meta: metas[i].common, channelType: metas[i].channelType, targets });
+      forShard(shard).events.push({ event: p.stored, meta: metas[i].common, channelType: metas[i].channelType, targets });
     }
-    if (p.ownConnections) forUser(p.ownConnections.userId).events.push({ event: p.stored, meta: metas[i].common, targets: p.ownConnections });
+    const own = p.ownConnections;
+    if (own) forShard(userShardOf(own.userId)).events.push({ event: p.stored, meta: metas[i].common, targets: own });
     const { route } = p.event;
     if (p.event.type === "token" && p.event.isDeleted && route?.tokenId !== undefined && route.actorId !== undefined) {
-      forUser(route.actorId).revokedTokens.push(route.tokenId);
+      forShard(userShardOf(route.actorId)).revokedTokens.push(route.tokenId);
     }
   });
-  const users = [...perUser].map(([userId, { events: evs, revokedTokens }]) => userHubFor(env, userId).deliver(evs, revokedTokens));
+  const users = [...perShard].map(async ([shard, { events: evs, revokedTokens }]) => {
+    const hub = userHubShard(env, shard);
+    const calls = userHubCalls(evs, revokedTokens);
+    for (const call of calls) await hub.deliver(call.events, call.revokedTokens);
+  });
 
   const outcomes = await Promise.allSettled([apps, ...users]);
   const failed = outcomes.filter((o): o is PromiseRejectedResult => o.status === "rejected");
   if (failed.length) throw new Error(`${failed.length} stream hub call(s) failed: ${String(failed[0].reason)}`);
+}
+
+/**
+ * One shard's events cut into calls of at most `batch` connections each (an own-connections
+ * event counts as one), in order; the revocations ride on the last call, after the events.
+ */
+export function userHubCalls(events: UserHubEvent[], revokedTokens: number[], batch = USER_FANOUT_BATCH) {
+  const calls: { events: UserHubEvent[]; revokedTokens: number[] }[] = [];
+  let current: UserHubEvent[] = [];
+  let size = 0;
+  const flush = () => {
+    if (current.length) calls.push({ events: current, revokedTokens: [] });
+    current = [];
+    size = 0;
+  };
+  for (const e of events) {
+    if (!Array.isArray(e.targets)) {
+      if (size + 1 > batch) flush();
+      current.push(e);
+      size += 1;
+      continue;
+    }
+    for (let at = 0; at < e.targets.length; ) {
+      if (size >= batch) flush();
+      const part = e.targets.slice(at, at + batch - size);
+      current.push({ ...e, targets: part });
+      size += part.length;
+      at += part.length;
+    }
+  }
+  flush();
+  if (revokedTokens.length) {
+    if (!calls.length) calls.push({ events: [], revokedTokens: [] });
+    calls[calls.length - 1].revokedTokens = revokedTokens;
+  }
+  return calls;
 }
 
 async function sendToAppHubs(env: Env, events: AppHubEvent[]): Promise<void> {

@@ -6,8 +6,9 @@ import { OBJECT_TYPES, type ObjectType } from "./publish";
  * - app stream sockets: APP_STREAM_SHARDS hub objects; a stream key always lands on the same
  *   shard (so its connection limit is counted in one place), and each event goes once to
  *   every shard, which sends it only to the sockets whose stream listens for its type;
- * - user stream sockets: one hub object per user, holding that user's connections and their
- *   subscriptions;
+ * - user stream sockets: USER_STREAM_SHARDS hub objects; a user always lands on the same
+ *   shard, which holds all of that user's connections and their subscriptions, so one call to
+ *   a shard delivers an event to many users at once (src/events/deliver.ts);
  * - the app stream registry: one object per app, which serializes stream creation.
  */
 export const APP_STREAM_SHARDS = 4;
@@ -39,7 +40,24 @@ export function appHubsFor(env: Env, appId: number, keys: string[]) {
 
 export const allAppHubs = (env: Env) => Array.from({ length: APP_STREAM_SHARDS }, (_, i) => appHubShard(env, i));
 
-export const userHubFor = (env: Env, userId: number) => env.USER_STREAM_HUB.getByName(`user:${userId}`);
+/**
+ * User stream hub shards. Fixed: a user's resumable connections and replay buffers live on
+ * their shard, so changing the count drops every open user stream (clients reconnect and get
+ * "names no user stream" for an old `connection_id`). 32 shards keep a post to any number of
+ * followers within 32 × ⌈recipients per shard / USER_FANOUT_BATCH⌉ calls.
+ */
+export const USER_STREAM_SHARDS = 32;
+
+/** At most this many connections are named in one call to a user stream hub (deliveries are batched). */
+export const USER_FANOUT_BATCH = 500;
+
+/** A user's shard: Knuth's multiplicative hash, so consecutive ids spread over the shards. */
+export const userShardOf = (userId: number) => (Math.imul(userId, 0x9e3779b1) >>> 0) % USER_STREAM_SHARDS;
+
+export const userHubShard = (env: Env, shard: number) => env.USER_STREAM_HUB.getByName(`users:${shard}`);
+
+/** The hub shard holding a user's stream connections. */
+export const userHubFor = (env: Env, userId: number) => userHubShard(env, userShardOf(userId));
 
 export const appStreamRegistryFor = (env: Env, appId: number) => env.APP_STREAM_REGISTRY.getByName(`app:${appId}`);
 

@@ -6,7 +6,7 @@ import { ApiError } from "../http/errors";
 import { now } from "../http/time";
 import type { AppEnv } from "../http/types";
 import { flagsOf, subscriptionParamsOf } from "../events/stream-params";
-import type { SubscriptionTarget } from "../objects/user-stream-hub";
+import type { SubscriptionTarget } from "../objects/user-connections";
 import type { StreamEndpoint } from "../stores/stream-subscriptions";
 
 /**
@@ -72,7 +72,7 @@ export const streamSubscription: MiddlewareHandler<AppEnv> = async (c, next) => 
   if (!/^[0-9a-f]{32}$/.test(connectionId!)) throw ApiError.badRequest(UNKNOWN_CONNECTION);
 
   const hub = userHubFor(c.env, auth.user.id);
-  const result = await hub.subscribe(connectionId!, target, now(c));
+  const result = await hub.subscribe(auth.user.id, connectionId!, target, now(c));
   if ("error" in result) {
     throw ApiError.badRequest(
       result.error === "full" ? `'connection_id' already has ${MORE_LIMITS.subscriptionsPerConnection} subscriptions` : UNKNOWN_CONNECTION,
@@ -84,7 +84,7 @@ export const streamSubscription: MiddlewareHandler<AppEnv> = async (c, next) => 
   // Refused: an error must not look like a subscription (the error envelope carries extra meta).
   c.res = await withoutSubscriptionId(c.res);
   if (result.created) {
-    await hub.unsubscribe(connectionId!, result.subscriptionId).catch((e) =>
+    await hub.unsubscribe(auth.user!.id, connectionId!, result.subscriptionId).catch((e) =>
       console.error(JSON.stringify({ error: "undoing a subscription failed", detail: String(e) })),
     );
   }

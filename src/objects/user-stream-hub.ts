@@ -3,18 +3,17 @@ import { MORE_LIMITS } from "../config";
 import type { UserHubEvent } from "../events/deliver";
 import { CLOSE, randomId } from "../events/hubs";
 import { frameText, joinMeta, REPLAY_TRIM_MS, replayLimits, type ReplayLimits } from "../events/replay";
-import { accepts, sameParams, shapeKey, shapeData, type ConnectionParams, type SubscriptionParams } from "../events/stream-params";
-import type { OwnConnections } from "../events/routing";
+import { sameParams, shapeKey, shapeData, type ConnectionParams } from "../events/stream-params";
 import { openDb } from "../db";
 import {
   deleteConnectionSubscriptions,
   deleteSubscriptions,
   insertSubscription,
   pruneUserSubscriptions,
-  type StreamEndpoint,
 } from "../stores/stream-subscriptions";
 import { ReplayBuffer } from "./replay-buffer";
 import { CatchUp } from "./replay-sockets";
+import { Connections, own, subscribed, type Connection, type Subscription, type SubscriptionTarget, type Target } from "./user-connections";
 import { armAlarm, closeIdleSockets, closeQuietly, completeClose, idleDeadline, touch, type Activity } from "./socket-idle";
 
 /** Who opens a user stream (checked by the Worker from the token), and the connection it resumes, if any. */
@@ -28,34 +27,10 @@ export interface UserStreamConnect {
   params?: ConnectionParams;
 }
 
-/** What a subscription is: the same endpoint, target and parameters make the same subscription. */
-export interface SubscriptionTarget {
-  endpoint: StreamEndpoint;
-  channelId: number | null;
-  /** The post of `/posts/{id}/thread`. */
-  targetId: number | null;
-  /** Routing bits (SUBSCRIPTION_FLAGS), derived from `params`. */
-  flags: number;
-  params: SubscriptionParams;
-}
-
-interface Subscription extends SubscriptionTarget {
-  id: string;
-}
+export type { SubscriptionTarget } from "./user-connections";
 
 interface Attachment extends Activity {
   connectionId: string;
-}
-
-/** A connection as stored: it outlives its socket for the replay window, so it can be resumed. */
-interface Connection {
-  id: string;
-  userId: number;
-  streamId: number;
-  tokenId: number;
-  appId: number;
-  subscriptions: Subscription[];
-  params: ConnectionParams;
 }
 
 export type SubscribeResult = { subscriptionId: string; created: boolean } | { error: "no_connection" | "full" };
@@ -69,8 +44,10 @@ const tokenTag = (id: number) => `t:${id}`;
 const ENDED_KEPT_MS = 24 * 3600 * 1000;
 
 /**
- * The user stream connections of ONE user (`getByName("user:<id>")`), held with the WebSocket
- * Hibernation API. A connection (its token, app and at most 16 subscriptions) lives in this
+ * The user stream connections of the users of one shard (`getByName("users:<shard>")`, see
+ * src/events/hubs.ts), held with the WebSocket Hibernation API. Every method that names a
+ * connection for a caller also names the caller's user: another user's connection in the same
+ * shard reads as unknown. A connection (its token, app and at most 16 subscriptions) lives in this
  * object's SQLite and outlives its socket: after a drop it keeps receiving events into its
  * replay buffer for the replay window, and `GET /v1/user?connection_id=…&since=…` takes it up
  * again with the same subscriptions. Later it ends, and so does a deleted or revoked one.
@@ -83,6 +60,7 @@ export class UserStreamHub extends DurableObject<Env> {
   private readonly buffer: ReplayBuffer;
   private readonly catchUp: CatchUp;
   private readonly limits: ReplayLimits;
+  private readonly conns: Connections;
   private trimArmed = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -91,13 +69,8 @@ export class UserStreamHub extends DurableObject<Env> {
     this.buffer = new ReplayBuffer(ctx.storage.sql);
     this.catchUp = new CatchUp(this.buffer);
     this.limits = replayLimits(env);
-    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS connections (
-      id TEXT PRIMARY KEY, user_id INTEGER NOT NULL, stream_id INTEGER NOT NULL, token_id INTEGER NOT NULL,
-      app_id INTEGER NOT NULL, subscriptions TEXT NOT NULL)`);
+    this.conns = new Connections(ctx.storage.sql);
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS ended (id TEXT PRIMARY KEY, reason TEXT NOT NULL, at INTEGER NOT NULL)");
-    // Connection parameters came later: older objects get the column here.
-    const columns = ctx.storage.sql.exec<{ name: string }>("PRAGMA table_info(connections)").toArray();
-    if (!columns.some((c) => c.name === "params")) ctx.storage.sql.exec("ALTER TABLE connections ADD COLUMN params TEXT NOT NULL DEFAULT '{}'");
   }
 
   private get db() {
@@ -119,25 +92,14 @@ export class UserStreamHub extends DurableObject<Env> {
     }
     let conn: Connection;
     if (who.resume) {
-      const found = this.connection(who.resume.connectionId);
+      const found = this.conns.ofUser(who.userId, who.resume.connectionId);
       if (!found) return refuse(this.whyGone(who.resume.connectionId));
       if (found.tokenId !== who.tokenId) return refuse("'connection_id' was opened with another access token; resume it with the same token");
       // The client may come back before this side noticed the drop: the new socket takes over.
       for (const old of this.ctx.getWebSockets(connectionTag(found.id))) closeQuietly(old, CLOSE.replaced);
       conn = found;
     } else {
-      const id = randomId();
-      const streamId = this.buffer.open(connectionTag(id)).id;
-      conn = { id, userId: who.userId, streamId, tokenId: who.tokenId, appId: who.appId, subscriptions: [], params: who.params ?? {} };
-      this.ctx.storage.sql.exec(
-        "INSERT INTO connections (id, user_id, stream_id, token_id, app_id, subscriptions, params) VALUES (?, ?, ?, ?, ?, '[]', ?)",
-        id,
-        conn.userId,
-        conn.streamId,
-        conn.tokenId,
-        conn.appId,
-        JSON.stringify(conn.params),
-      );
+      conn = this.open(who);
     }
 
     // Nothing awaits from the cursor read to the first replayed chunk: no event slips in between.
@@ -151,10 +113,18 @@ export class UserStreamHub extends DurableObject<Env> {
     await armAlarm(this.ctx, idleDeadline());
     if (!who.resume) {
       // Rows of connections this object no longer knows (e.g. ended while D1 was unreachable) go now.
-      const known = this.connections().map((c) => c.id);
+      const known = this.conns.byUsers([who.userId]).map((c) => c.id);
       this.ctx.waitUntil(pruneUserSubscriptions(this.db, who.userId, known).catch(() => {}));
     }
     return new Response(null, { status: 101, webSocket: client });
+  }
+
+  /** A new connection (no socket yet): its row and its replay stream. */
+  private open(who: Pick<UserStreamConnect, "userId" | "tokenId" | "appId" | "params">, id = randomId()): Connection {
+    const streamId = this.buffer.open(connectionTag(id)).id;
+    const conn = { id, userId: who.userId, streamId, tokenId: who.tokenId, appId: who.appId, subscriptions: [], params: who.params ?? {} };
+    this.conns.insert(conn);
+    return conn;
   }
 
   /** Why a connection id cannot be resumed, as the 400's message. */
@@ -172,40 +142,13 @@ export class UserStreamHub extends DurableObject<Env> {
     return this.ctx.getWebSockets(connectionTag(connectionId)).find((ws) => ws.readyState === WebSocket.OPEN);
   }
 
-  private connection(id: string): Connection | undefined {
-    return this.connections(id)[0];
-  }
-
-  private connections(id?: string): Connection[] {
-    const rows = this.ctx.storage.sql
-      .exec<{ id: string; user_id: number; stream_id: number; token_id: number; app_id: number; subscriptions: string; params: string }>(
-        `SELECT id, user_id, stream_id, token_id, app_id, subscriptions, params FROM connections ${id === undefined ? "" : "WHERE id = ?"}`,
-        ...(id === undefined ? [] : [id]),
-      )
-      .toArray();
-    return rows.map((r) => ({
-      id: r.id,
-      userId: r.user_id,
-      streamId: r.stream_id,
-      tokenId: r.token_id,
-      appId: r.app_id,
-      // Subscriptions stored before parameters existed read as parameterless.
-      subscriptions: (JSON.parse(r.subscriptions) as Partial<Subscription>[]).map((sub) => ({ targetId: null, flags: 0, params: {}, ...sub }) as Subscription),
-      params: JSON.parse(r.params) as ConnectionParams,
-    }));
-  }
-
-  private saveSubscriptions(id: string, subscriptions: Subscription[]): void {
-    this.ctx.storage.sql.exec("UPDATE connections SET subscriptions = ? WHERE id = ?", JSON.stringify(subscriptions), id);
-  }
-
   /**
    * Adds a subscription to an open connection; the same endpoint (target) with the same
    * parameters again returns the existing subscription, other parameters make another one.
    * At most MORE_LIMITS.subscriptionsPerConnection per connection.
    */
-  async subscribe(connectionId: string, target: SubscriptionTarget, createdAt: number): Promise<SubscribeResult> {
-    const conn = this.socket(connectionId) && this.connection(connectionId);
+  async subscribe(userId: number, connectionId: string, target: SubscriptionTarget, createdAt: number): Promise<SubscribeResult> {
+    const conn = this.socket(connectionId) && this.conns.ofUser(userId, connectionId);
     if (!conn) return { error: "no_connection" };
     const existing = conn.subscriptions.find(
       (s) => s.endpoint === target.endpoint && s.channelId === target.channelId && s.targetId === target.targetId && sameParams(s.params, target.params),
@@ -214,7 +157,7 @@ export class UserStreamHub extends DurableObject<Env> {
     if (conn.subscriptions.length >= MORE_LIMITS.subscriptionsPerConnection) return { error: "full" };
     const sub: Subscription = { id: randomId(), ...target };
     // Recorded before the insert, so a concurrent subscribe counts it (no await in between).
-    this.saveSubscriptions(connectionId, [...conn.subscriptions, sub]);
+    this.conns.saveSubscriptions(connectionId, [...conn.subscriptions, sub]);
     try {
       const row = { id: sub.id, endpoint: sub.endpoint, channelId: sub.channelId, targetId: sub.targetId, flags: sub.flags };
       await insertSubscription(this.db, { ...row, connectionId, userId: conn.userId, appId: conn.appId, tokenId: conn.tokenId, createdAt });
@@ -226,16 +169,16 @@ export class UserStreamHub extends DurableObject<Env> {
   }
 
   /** Removes a subscription of a connection, open or dropped (still resumable). */
-  async unsubscribe(connectionId: string, subscriptionId: string): Promise<UnsubscribeResult> {
-    if (!this.connection(connectionId)) return "no_connection";
+  async unsubscribe(userId: number, connectionId: string, subscriptionId: string): Promise<UnsubscribeResult> {
+    if (!this.conns.ofUser(userId, connectionId)) return "no_connection";
     if (!this.forget(connectionId, subscriptionId)) return "no_subscription";
     await deleteSubscriptions(this.db, [subscriptionId]);
     return "ok";
   }
 
   /** Ends one connection for good (DELETE /users/me/streams/{connection_id}); false if there is none. */
-  async closeConnection(connectionId: string): Promise<boolean> {
-    const conn = this.connection(connectionId);
+  async closeConnection(userId: number, connectionId: string): Promise<boolean> {
+    const conn = this.conns.ofUser(userId, connectionId);
     if (!conn) return false;
     const ws = this.socket(connectionId);
     await this.end([conn], "deleted");
@@ -246,13 +189,18 @@ export class UserStreamHub extends DurableObject<Env> {
   /**
    * Numbers each event per connection it goes to (with the `subscription_ids` that connection
    * still holds), keeps it for replay, and sends it to the open, caught-up sockets. Then ends
-   * the connections opened with `revokedTokens`. Returns the number of frames sent.
+   * the connections opened with `revokedTokens`. Reads only the connections the events name (or
+   * their users', for own-connection events). Returns the frames stored (one per connection
+   * and event) and sent.
    */
-  async deliver(events: UserHubEvent[], revokedTokens: number[] = []): Promise<number> {
+  async deliver(events: UserHubEvent[], revokedTokens: number[] = []): Promise<{ stored: number; sent: number }> {
     const now = Date.now();
-    const conns = new Map(this.connections().map((c) => [c.id, c]));
+    const named = events.flatMap((e) => (Array.isArray(e.targets) ? e.targets.map((t) => t.connectionId) : []));
+    const ownUsers = events.flatMap((e) => (Array.isArray(e.targets) ? [] : [e.targets.userId]));
+    const conns = new Map([...this.conns.byIds([...new Set(named)]), ...this.conns.byUsers([...new Set(ownUsers)])].map((c) => [c.id, c]));
     const stale: string[] = [];
     let sent = 0;
+    let frames = 0;
     let stored = false;
     for (const e of events) {
       const targets = Array.isArray(e.targets) ? subscribed(e.targets, conns, stale, e) : own(e.targets, conns);
@@ -265,6 +213,7 @@ export class UserStreamHub extends DurableObject<Env> {
         const event = { ...e.event, data: shapeData(e.event.data, group[0].conn.params) };
         const withIds = group.map((t) => ({ conn: t.conn, extra: joinMeta(`"subscription_ids":${JSON.stringify(t.ids)}`, e.meta) }));
         const cursors = this.buffer.append(this.buffer.store(event, now), now, withIds.map((t) => ({ id: t.conn.streamId, extra: t.extra })));
+        frames += cursors.size;
         for (const t of withIds) {
           const ws = this.socket(t.conn.id);
           if (!ws || this.catchUp.has(ws)) continue;
@@ -278,22 +227,22 @@ export class UserStreamHub extends DurableObject<Env> {
       }
     }
     // Ended before the sockets close: a client that sees the close finds the subscriptions gone.
-    const revoked = [...conns.values()].filter((c) => revokedTokens.includes(c.tokenId));
+    const revoked = this.conns.byTokens(revokedTokens);
     await Promise.all([deleteSubscriptions(this.db, stale), this.end(revoked, "revoked")]);
     for (const tokenId of revokedTokens) for (const ws of this.ctx.getWebSockets(tokenTag(tokenId))) closeQuietly(ws, CLOSE.revoked);
     if (stored && !this.trimArmed) {
       this.trimArmed = true;
       await armAlarm(this.ctx, now + REPLAY_TRIM_MS);
     }
-    return sent;
+    return { stored: frames, sent };
   }
 
   /** Removes a subscription from a connection; false if it was not there. */
   private forget(connectionId: string, subscriptionId: string): boolean {
-    const conn = this.connection(connectionId);
+    const conn = this.conns.get(connectionId);
     const subscriptions = conn?.subscriptions.filter((s) => s.id !== subscriptionId) ?? [];
     if (!conn || subscriptions.length === conn.subscriptions.length) return false;
-    this.saveSubscriptions(connectionId, subscriptions);
+    this.conns.saveSubscriptions(connectionId, subscriptions);
     return true;
   }
 
@@ -303,7 +252,7 @@ export class UserStreamHub extends DurableObject<Env> {
     const now = Date.now();
     for (const c of conns) {
       this.buffer.retire(c.streamId);
-      this.ctx.storage.sql.exec("DELETE FROM connections WHERE id = ?", c.id);
+      this.conns.delete(c.id);
       this.ctx.storage.sql.exec("INSERT OR REPLACE INTO ended (id, reason, at) VALUES (?, ?, ?)", c.id, reason, now);
     }
     await deleteConnectionSubscriptions(this.db, conns.map((c) => c.id));
@@ -325,7 +274,7 @@ export class UserStreamHub extends DurableObject<Env> {
   /** A socket went away: its connection stays resumable for the window (unless another socket took it over). */
   private async dropped(ws: WebSocket): Promise<void> {
     const { connectionId } = ws.deserializeAttachment() as Attachment;
-    const conn = this.connection(connectionId);
+    const conn = this.conns.get(connectionId);
     if (!conn || this.socket(connectionId)) return;
     const retireAt = Date.now() + this.limits.seconds * 1000;
     this.buffer.setRetireAt(conn.streamId, retireAt);
@@ -340,7 +289,7 @@ export class UserStreamHub extends DurableObject<Env> {
     const now = Date.now();
     const next = closeIdleSockets(this.ctx, now);
     const connected = new Set(this.buffer.connected());
-    const conns = this.connections();
+    const conns = this.conns.all();
     for (const c of conns) {
       if (connected.has(c.streamId) && !this.socket(c.id)) this.buffer.setRetireAt(c.streamId, now + this.limits.seconds * 1000);
     }
@@ -356,37 +305,3 @@ export class UserStreamHub extends DurableObject<Env> {
 
 /** A refused resume: the Worker passes this envelope on as the answer to the upgrade. */
 const refuse = (message: string) => Response.json({ meta: { code: 400, error_message: `Bad Request: ${message}` } }, { status: 400 });
-
-type Target = { conn: Connection; ids: string[] };
-
-/**
- * Routed subscriptions still held by this hub's connections (the others are collected in
- * `stale`), less those whose parameters leave the event out.
- */
-function subscribed(
-  targets: { connectionId: string; subscriptionIds: string[] }[],
-  conns: Map<string, Connection>,
-  stale: string[],
-  e: UserHubEvent,
-): Target[] {
-  const out: Target[] = [];
-  for (const t of targets) {
-    const held = new Map(conns.get(t.connectionId)?.subscriptions.map((s) => [s.id, s]));
-    const ids = t.subscriptionIds.filter((id) => held.has(id) && accepts(held.get(id)!.params, e));
-    stale.push(...t.subscriptionIds.filter((id) => !held.has(id)));
-    if (ids.length) out.push({ conn: conns.get(t.connectionId)!, ids });
-  }
-  return out;
-}
-
-/** Every connection of the user but the excepted one, with its subscriptions to the event's stream. */
-function own(target: OwnConnections, conns: Map<string, Connection>): Target[] {
-  return [...conns.values()]
-    .filter((c) => c.id !== target.exceptConnectionId)
-    .map((conn) => ({
-      conn,
-      ids: conn.subscriptions
-        .filter((s) => target.endpoints.includes(s.endpoint) && (s.endpoint !== "channel_messages" || s.channelId === target.channelId))
-        .map((s) => s.id),
-    }));
-}

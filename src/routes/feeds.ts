@@ -112,7 +112,10 @@ function chatSettings(ch: ChannelRecord): { name?: string; description?: string 
   const first = Array.isArray(raw?.[CHAT_SETTINGS]) ? (raw![CHAT_SETTINGS] as unknown[])[0] : undefined;
   if (!first || typeof first !== "object") return {};
   const s = first as Record<string, unknown>;
-  return { ...(typeof s.name === "string" ? { name: s.name } : {}), ...(typeof s.description === "string" ? { description: s.description } : {}) };
+  // The description is stored processed (`{text, html, entities}`); older rows hold a plain string.
+  const d = s.description as { text?: unknown } | string | undefined;
+  const description = typeof d === "string" ? d : typeof d?.text === "string" ? d.text : undefined;
+  return { ...(typeof s.name === "string" ? { name: s.name } : {}), ...(description !== undefined ? { description } : {}) };
 }
 
 const channelTitle = (ch: ChannelRecord) => chatSettings(ch).name || `Channel ${ch.id}`;

@@ -17,14 +17,14 @@ const noContent = { 204: { description: "Done, no body" }, ...errors(401, 403, 4
 
 /** Closes one of the caller's user stream connections (its subscriptions go with it). */
 async function closeConnection(c: Context<AppEnv>, connectionId: string) {
-  if (!(await userHubFor(c.env, currentUser(c).id).closeConnection(connectionId))) {
+  if (!(await userHubFor(c.env, currentUser(c).id).closeConnection(currentUser(c).id, connectionId))) {
     throw ApiError.notFound("no open user stream with this 'connection_id'");
   }
   return c.body(null, 204) as never;
 }
 
 async function unsubscribe(c: Context<AppEnv>, connectionId: string, subscriptionId: string) {
-  const result = await userHubFor(c.env, currentUser(c).id).unsubscribe(connectionId, subscriptionId);
+  const result = await userHubFor(c.env, currentUser(c).id).unsubscribe(currentUser(c).id, connectionId, subscriptionId);
   if (result === "no_connection") throw ApiError.notFound("no open user stream with this 'connection_id'");
   if (result === "no_subscription") throw ApiError.notFound("no subscription with this 'subscription_id' on this connection");
   return c.body(null, 204) as never;

@@ -404,7 +404,7 @@ describe("user streams", () => {
     expect(await rowsOf(cid)).toEqual([]);
 
     const hub = userHubFor(env, Number(user.id));
-    for (let i = 1; i <= 15; i++) expect(await hub.subscribe(cid, { endpoint: "channel_messages", channelId: i, targetId: null, flags: 0, params: {} }, 0)).toMatchObject({ created: true });
+    for (let i = 1; i <= 15; i++) expect(await hub.subscribe(Number(user.id), cid, { endpoint: "channel_messages", channelId: i, targetId: null, flags: 0, params: {} }, 0)).toMatchObject({ created: true });
     await subscribe("/presence", token, cid);
     const full = await call("GET", `/token?connection_id=${cid}`, { token });
     expect(full.status).toBe(400);
