@@ -2136,14 +2136,6 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        Operation: {
-            created_at: string;
-            ended_at?: string;
-            id: string;
-            /** @enum {string} */
-            status: "running" | "dead" | "completed";
-            type: string;
-        };
         OperationStatus: {
             created_at: string;
             ended_at?: string;
@@ -2183,7 +2175,7 @@ export interface components {
         };
         PollResponse: {
             poll_token?: string;
-            positions: number[];
+            positions?: number[];
         };
         PollResponseItem: {
             closed_at: string;
@@ -2853,6 +2845,17 @@ export interface operations {
         parameters: {
             query: {
                 access_token?: string;
+                include_bookmarked_by?: "0" | "1" | "true" | "false";
+                include_channel_raw?: "0" | "1" | "true" | "false";
+                include_file_raw?: "0" | "1" | "true" | "false";
+                include_html?: "0" | "1" | "true" | "false";
+                include_marker?: "0" | "1" | "true" | "false";
+                include_message_raw?: "0" | "1" | "true" | "false";
+                include_post_raw?: "0" | "1" | "true" | "false";
+                include_raw?: "0" | "1" | "true" | "false";
+                include_recent_message?: "0" | "1" | "true" | "false";
+                include_reposted_by?: "0" | "1" | "true" | "false";
+                include_user_raw?: "0" | "1" | "true" | "false";
                 key: string;
                 since?: string;
             };
@@ -3154,10 +3157,10 @@ export interface operations {
     };
     getChannels: {
         parameters: {
-            query: {
+            query?: {
                 channel_types?: string;
                 exclude_channel_types?: string;
-                ids: string;
+                ids?: string;
                 include_channel_raw?: "0" | "1" | "true" | "false";
                 include_counts?: "0" | "1" | "true" | "false";
                 include_html?: "0" | "1" | "true" | "false";
@@ -6379,7 +6382,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: components["schemas"]["Operation"];
+                        data: string[];
                         meta: {
                             code: number;
                         } & {
@@ -7752,6 +7755,7 @@ export interface operations {
                 include_user_html?: "0" | "1" | "true" | "false";
                 include_user_raw?: "0" | "1" | "true" | "false";
                 poll_token?: string;
+                positions?: string | string[];
             };
             header?: never;
             path: {
@@ -7759,7 +7763,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["PollResponse"];
             };

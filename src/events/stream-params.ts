@@ -2,12 +2,12 @@ import { SUBSCRIPTION_FLAGS, type StreamEndpoint } from "../stores/stream-subscr
 import type { UserHubEvent } from "./deliver";
 
 /**
- * The query parameters of user streams (how-to/user-streams.md, "Connection Query Parameters"
- * and "Subscription Query Parameters"): which are kept, how they compare, and how the stream
- * hub applies them to each event.
+ * The query parameters of streams (how-to/user-streams.md and how-to/app-streams.md,
+ * "Connection Query Parameters" and "Subscription Query Parameters"): which are kept, how they
+ * compare, and how the stream hubs apply them to each event.
  */
 
-/** Given on the socket (`GET /v1/user?include_html=0…`): how every frame's data is rendered. */
+/** Given on the socket (`GET /v1/user?include_html=0…`, `GET /v1/app?key=…&include_raw=1`): how every frame's data is rendered. */
 export const CONNECTION_PARAMS = [
   "include_raw",
   "include_post_raw",
@@ -96,37 +96,52 @@ export function accepts(p: SubscriptionParams, e: UserHubEvent): boolean {
   return true;
 }
 
-interface Shaping {
+type RawKind = "channel" | "message" | "file" | "post" | "user";
+interface Shaping extends Record<RawKind, boolean> {
   html: boolean;
-  channelRaw: boolean;
-  messageRaw: boolean;
-  fileRaw: boolean;
 }
 
 function shapingOf(p: ConnectionParams): Shaping {
   const allRaw = on(p.include_raw, false);
   return {
     html: on(p.include_html, true),
-    channelRaw: allRaw || on(p.include_channel_raw, false),
-    messageRaw: allRaw || on(p.include_message_raw, false),
-    fileRaw: allRaw || on(p.include_file_raw, false),
+    channel: allRaw || on(p.include_channel_raw, false),
+    message: allRaw || on(p.include_message_raw, false),
+    file: allRaw || on(p.include_file_raw, false),
+    post: allRaw || on(p.include_post_raw, false),
+    user: allRaw || on(p.include_user_raw, false),
   };
 }
 
 /** Connections whose frames render alike share a key. */
 export function shapeKey(p: ConnectionParams): string {
   const s = shapingOf(p);
-  return [s.html, s.channelRaw, s.messageRaw, s.fileRaw].map(Number).join("");
+  return [s.html, s.channel, s.message, s.file, s.post, s.user].map(Number).join("");
 }
 
 type Json = Record<string, unknown>;
-/** Channels carry `acl`, messages `channel_id`, files `file_token`-less `kind`+`mime_type`... recognised by their own fields. */
-const kindOf = (o: Json) => ("acl" in o ? "channel" : "channel_id" in o ? "message" : "kind" in o && "is_complete" in o ? "file" : null);
+/**
+ * Objects recognised by their own fields: channels carry `acl`, messages `channel_id`, files
+ * `kind` and `is_complete`, posts `thread_id` without `channel_id`, users `username` and
+ * `you_can_follow` (a limited user in an ACL has no raw).
+ */
+const kindOf = (o: Json): RawKind | null =>
+  "acl" in o
+    ? "channel"
+    : "channel_id" in o
+      ? "message"
+      : "kind" in o && "is_complete" in o
+        ? "file"
+        : "thread_id" in o
+          ? "post"
+          : "username" in o && "you_can_follow" in o
+            ? "user"
+            : null;
 
 /**
  * An event's data as a connection asked for it: `include_html=0` leaves `html` out of every
- * `content`; channel, message and file `raw` (events carry it) stays only with `include_raw`
- * or `include_<object>_raw`. Users and posts are rendered without raw in events.
+ * `content`; the `raw` events carry (channels, messages, files, posts, and users in `user`
+ * events) stays only with `include_raw` or `include_<object>_raw`. Other objects keep theirs.
  */
 export function shapeData(data: string, p: ConnectionParams): string {
   const s = shapingOf(p);
@@ -136,7 +151,7 @@ export function shapeData(data: string, p: ConnectionParams): string {
     if (v === null || typeof v !== "object") return v;
     const o = v as Json;
     const kind = kindOf(o);
-    const keepRaw = kind === "channel" ? s.channelRaw : kind === "message" ? s.messageRaw : kind === "file" ? s.fileRaw : true;
+    const keepRaw = kind === null ? true : s[kind];
     const out: Json = {};
     for (const [k, x] of Object.entries(o)) {
       if (k === "raw" && !keepRaw) continue;
@@ -146,4 +161,13 @@ export function shapeData(data: string, p: ConnectionParams): string {
     return out;
   };
   return JSON.stringify(walk(JSON.parse(data)));
+}
+
+/** A whole frame (`{"meta", "data"}`) as a connection asked for it (see `shapeData`). */
+export function shapeFrame(frame: string, p: ConnectionParams): string {
+  const s = shapingOf(p);
+  if (s.html && !frame.includes('"raw"')) return frame;
+  const f = JSON.parse(frame) as { meta: unknown; data?: unknown };
+  if (f.data === undefined) return frame;
+  return JSON.stringify({ meta: f.meta, data: JSON.parse(shapeData(JSON.stringify(f.data), p)) });
 }

@@ -30,6 +30,12 @@ export const requireJson: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
 };
 
+/** As `requireJson`, for an optional JSON body: a request without a body passes. */
+export const requireJsonIfBody: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const hasBody = c.req.header("content-type") !== undefined || Number(c.req.header("content-length") ?? 0) > 0 || c.req.header("transfer-encoding") !== undefined;
+  return hasBody ? requireJson(c, next) : next();
+};
+
 type RouteInput = Omit<RouteConfig, "middleware" | "security"> & {
   operationId?: string;
   /** Largest request body in bytes (default `BODY_LIMITS.json`); routes that take files declare theirs. */
@@ -48,7 +54,8 @@ export function defineRoute<const R extends RouteInput>(access: Access, { bodyLi
   const body = r.request?.body?.content;
   const jsonOnly = !!body && Object.keys(body).length === 1 && "application/json" in body;
   const limit = bodyLimit ?? BODY_LIMITS.json;
-  const middleware: MiddlewareHandler<AppEnv>[] = [limitBody(limit), requireAccess(access), ...(jsonOnly ? [requireJson] : [])];
+  const jsonCheck = r.request?.body?.required === false ? requireJsonIfBody : requireJson;
+  const middleware: MiddlewareHandler<AppEnv>[] = [limitBody(limit), requireAccess(access), ...(jsonOnly ? [jsonCheck] : [])];
   const keyed = takesIdempotencyKey(access, r.method, r.path);
   const operationId = r.operationId ?? operationIdFor(r.method, r.path);
   return createRoute({

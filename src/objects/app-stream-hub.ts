@@ -4,6 +4,7 @@ import type { AppHubEvent } from "../events/deliver";
 import { CLOSE, randomId, typeMask } from "../events/hubs";
 import { OBJECT_TYPES } from "../events/publish";
 import { frameText, REPLAY_TRIM_MS, replayLimits, type ReplayLimits } from "../events/replay";
+import { shapeFrame, shapeKey, type ConnectionParams } from "../events/stream-params";
 import { ReplayBuffer } from "./replay-buffer";
 import { CatchUp } from "./replay-sockets";
 import { armAlarm, closeIdleSockets, closeQuietly, completeClose, idleDeadline, touch, type Activity } from "./socket-idle";
@@ -16,13 +17,19 @@ export interface AppStreamConnect {
   endpoint: string;
   /** `since`: the `meta.id` of the last event the app processed on this key. */
   since?: string;
+  /** The connection parameters (`include_html`, `include_raw`, …): how this socket's frames are rendered. */
+  params?: ConnectionParams;
 }
 
 interface Attachment extends Activity {
   connectionId: string;
   streamId: number;
   mask: number;
+  params?: ConnectionParams;
 }
+
+/** A socket's connection parameters (sockets accepted before they existed have none). */
+const paramsOf = (ws: WebSocket): ConnectionParams => (ws.deserializeAttachment() as Attachment | null)?.params ?? {};
 
 const keyTag = (appId: number, key: string) => `k:${appId}:${key}`;
 const groupTag = (streamId: number, mask: number) => `g:${streamId}:${mask}`;
@@ -85,7 +92,8 @@ export class AppStreamHub extends DurableObject<Env> {
     const { 0: client, 1: server } = new WebSocketPair();
     this.ctx.acceptWebSocket(server, [tag, groupTag(replay.id, mask)]);
     const connectionId = randomId();
-    server.serializeAttachment({ connectionId, streamId: replay.id, mask, at: Date.now() } satisfies Attachment);
+    const params = stream.params ?? {};
+    server.serializeAttachment({ connectionId, streamId: replay.id, mask, params, at: Date.now() } satisfies Attachment);
     const meta = {
       connection_id: connectionId,
       stream: { key: stream.key, endpoint: stream.endpoint, object_types: stream.objectTypes },
@@ -94,7 +102,8 @@ export class AppStreamHub extends DurableObject<Env> {
     };
     server.send(JSON.stringify({ meta }));
     if (stream.since !== undefined && !start.gap) {
-      this.ctx.waitUntil(this.catchUp.start(server, replay.id, start.after, (type) => (typeMask([type]) & mask) !== 0));
+      const accept = (type: string) => (typeMask([type]) & mask) !== 0;
+      this.ctx.waitUntil(this.catchUp.start(server, replay.id, start.after, accept, (frame) => shapeFrame(frame, params)));
     }
     await armAlarm(this.ctx, idleDeadline());
     return new Response(null, { status: 101, webSocket: client });
@@ -146,10 +155,16 @@ export class AppStreamHub extends DurableObject<Env> {
         const sockets = this.ctx.getWebSockets(groupTag(streamId, mask));
         if (!sockets.length) continue;
         const frame = frameText(e.event, cursors.get(streamId)!, extra);
+        // The buffer keeps the event as published; each socket gets it rendered as it asked,
+        // shaped once per rendering.
+        const shaped = new Map<string, string>();
         for (const ws of sockets) {
           if (this.catchUp.has(ws)) continue;
+          const params = paramsOf(ws);
+          const key = shapeKey(params);
+          if (!shaped.has(key)) shaped.set(key, shapeFrame(frame, params));
           try {
-            ws.send(frame);
+            ws.send(shaped.get(key)!);
             sent++;
           } catch {
             // closing socket: skipped

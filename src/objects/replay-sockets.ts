@@ -22,18 +22,18 @@ export class CatchUp {
    * Sends the stream's events after cursor `after` to `ws`, then lets live events reach it.
    * The first chunk goes out synchronously (before the caller's next await).
    */
-  start(ws: WebSocket, streamId: number, after: number, accept?: (type: string) => boolean): Promise<void> {
+  start(ws: WebSocket, streamId: number, after: number, accept?: (type: string) => boolean, shape?: (frame: string) => string): Promise<void> {
     this.pending.add(ws);
-    return this.run(ws, streamId, after, accept);
+    return this.run(ws, streamId, after, accept, shape);
   }
 
-  private async run(ws: WebSocket, streamId: number, after: number, accept?: (type: string) => boolean): Promise<void> {
+  private async run(ws: WebSocket, streamId: number, after: number, accept?: (type: string) => boolean, shape?: (frame: string) => string): Promise<void> {
     let position = after;
     try {
       for (;;) {
         const entries = this.buffer.read(streamId, position, REPLAY_CHUNK, accept);
         if (!entries.length) return;
-        for (const e of entries) if (e.frame !== null) ws.send(e.frame);
+        for (const e of entries) if (e.frame !== null) ws.send(shape ? shape(e.frame) : e.frame);
         position = entries[entries.length - 1].seq;
         await yieldTurn();
         if (ws.readyState !== WebSocket.OPEN) return;

@@ -137,16 +137,18 @@ export const channelListRoutes = createRouter()
       tags: ["Channels"],
       summary: "Channels by id (at most the first 200; ones the caller may not read are left out)",
       description:
-        "A lookup by ids in the order given; unknown ids and channels the caller may not read are skipped. Public channels need no " +
-        "token. Takes the general channel parameters (a lookup keeps deactivated channels). The caller's subscriptions are " +
-        "GET /users/me/channels/subscribed. Emits nothing.",
+        "A lookup by ids in the order given; unknown ids and channels the caller may not read are skipped. Without `ids` (or with " +
+        "an empty one) nothing is asked for, so nothing is found: an empty list, as the reference's lookup of the channels specified. " +
+        "Public channels need no token. Takes the general channel parameters (a lookup keeps deactivated channels). The caller's " +
+        "subscriptions are GET /users/me/channels/subscribed. Emits nothing.",
       request: {
-        query: z.object({ ...channelListParams, ids: z.string({ message: "is required" }).openapi({ description: "Comma-separated channel ids", example: "1,2" }) }),
+        query: z.object({ ...channelListParams, ids: z.string().optional().openapi({ description: "Comma-separated channel ids; none: an empty list", example: "1,2" }) }),
       },
       responses: { 200: Envelope(channelArray, "Channel objects", [exampleChannel]), ...errors(400, 401) },
     }),
     async (c) => {
       const q = c.req.valid("query");
+      if (!q.ids?.trim()) return ok(c, []);
       const ids = idList("ids", q.ids);
       const viewerId = c.var.auth?.user?.id ?? null;
       const read = await lookupChannels(c.var.db, ids, viewerId, { ...channelFilters(q), includeInactive: true }, channelExtras(q));

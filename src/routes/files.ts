@@ -6,17 +6,16 @@ import { addMeta, ok } from "../http/envelope";
 import { badTextError, hasBadText } from "../http/clean-text";
 import { ApiError } from "../http/errors";
 import { parsePage, finishPage, pageQuery } from "../http/pagination";
-import { exampleFile, exampleOperation } from "../http/examples";
+import { exampleFile } from "../http/examples";
 import { createRouter, defineRoute, Envelope, errors } from "../http/route";
 import { now } from "../http/time";
 import { signUrls } from "../services/file-urls";
 import { runFileDelete } from "../services/file-delete";
 import { kindOfMime, mediaInfo, normalizeMime, resolveType } from "../services/media";
-import { deleteFiles, getFileRowsByIds, insertFile, listUserFileRows, updateFileQuery, type FileRow } from "../stores/files";
+import { deleteFiles, getFileRowsByIds, insertFile, listUserFileRows, ownLiveFileIds, updateFileQuery, type FileRow } from "../stores/files";
 import { fileCreateOpId, newOperation } from "../stores/operations";
 import { viewContext } from "../views/context";
 import { renderFile, type FileViewOptions } from "../views/file";
-import { renderOperation } from "../views/operation";
 import {
   QUOTA,
   CreateFields,
@@ -45,7 +44,6 @@ import {
   parseIds,
   csv,
   FileSchema,
-  OperationSchema,
 } from "./file-common";
 import type { C } from "./file-common";
 import { keepUpload, receiveUpload } from "./file-upload";
@@ -241,24 +239,22 @@ export const fileRoutes = createRouter()
       method: "delete",
       path: "/files",
       tags: ["Files"],
-      summary: "Delete up to 200 files (owner only): 202 with the `file_delete` operation",
+      summary: "Delete up to 200 files (owner only): 202 with the ids confirmed for deletion and the `file_delete` operation's `meta.status_url`",
       description:
-        "Deletes several of the caller's files as one `file_delete` operation: the reply is 202 with the operation, `meta.status_url` follows it until `completed` (or `dead`, with each id's outcome). Needs a user token with `files`. Emits a `file` event with `is_deleted` per file.",
+        "Deletes several of the caller's files as one `file_delete` operation: the reply is 202 with the ids (in the order asked) of the caller's files that will be deleted, as the reference shows; `meta.status_url` follows the operation until `completed` (or `dead`, with each id's outcome). Needs a user token with `files`. Emits a `file` event with `is_deleted` per file.",
       request: { query: z.object({ ids: z.string().openapi({ description: "Comma-separated ids of the caller's files (at most 200).", example: "1,2,3" }) }) },
-      responses: { 202: Envelope(OperationSchema, "The running Operation; `meta.status_url` follows it", exampleOperation, { code: 202, status_url: "https://api.example.com/v1/sys/ops/514406d5-63e0-4de0-887d-4d5ebed825f4" }), ...errors(400, 401, 403) },
+      responses: { 202: Envelope(z.array(z.string()), "File ids confirmed for deletion; `meta.status_url` follows the operation", ["5", "6426"], { code: 202, status_url: "https://api.example.com/v1/sys/ops/514406d5-63e0-4de0-887d-4d5ebed825f4" }), ...errors(400, 401, 403) },
     }),
     async (c) => {
       const ids = parseIds(c.req.valid("query").ids, MORE_LIMITS.filesReturned);
       const user = c.var.auth!.user!;
       const at = now(c);
       const id = crypto.randomUUID();
-      const [op] = await newOperation(c.var.db, {
-        id,
-        type: "file_delete",
-        userId: user.id,
-        detail: { files: Object.fromEntries(ids.map((i) => [String(i), "pending"])) },
-        createdAt: at,
-      });
+      const detail = { files: Object.fromEntries(ids.map((i) => [String(i), "pending"])) };
+      const [confirmed] = await Promise.all([
+        ownLiveFileIds(c.var.db, user.id, ids, scopeTypes(c) ?? null),
+        newOperation(c.var.db, { id, type: "file_delete", userId: user.id, detail, createdAt: at }),
+      ]);
       const startedMs = Date.now();
       const clock = () => at + Math.floor((Date.now() - startedMs) / 1000);
       c.executionCtx.waitUntil(
@@ -268,7 +264,7 @@ export const fileRoutes = createRouter()
         ),
       );
       addMeta(c, { status_url: `${viewContext(c).origin}/v1/sys/ops/${id}` });
-      return ok(c, renderOperation(op), {}, 202);
+      return ok(c, confirmed.map(String), {}, 202);
     },
   );
 

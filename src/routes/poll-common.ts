@@ -89,10 +89,34 @@ export const NewPollBody = z
 
 export const ResponseBody = z
   .object({
-    positions: z.array(z.number().int({ message: "must be integers" }), { message: "must be a list of option positions" }),
+    positions: z
+      .array(z.number().int({ message: "must be integers" }), { message: "must be a list of option positions" })
+      .optional()
+      .openapi({ description: "The option positions chosen; required unless given as the `positions` query parameter" }),
     poll_token: z.string().optional(),
   })
   .openapi("PollResponse");
+
+/** `positions` in the query (the reference's alternative to the body): repeated, `positions[]=`, or comma-separated. */
+export const positionsQuery = z
+  .union([z.string(), z.array(z.string())])
+  .optional()
+  .openapi({ description: "Instead of the body's `positions`: `positions=1,3`, or repeated (`positions=1&positions=3`, also `positions[]=`)" });
+
+/**
+ * The positions of a response: the query's (the reference lets a client send them there
+ * instead of a body) or the body's; one of them is required.
+ */
+export function responsePositions(c: Context<AppEnv>, body: { positions?: number[] }): number[] {
+  const given = [...(c.req.queries("positions") ?? []), ...(c.req.queries("positions[]") ?? [])];
+  if (given.length) {
+    const items = given.flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v !== "");
+    if (!items.every((v) => /^\d{1,3}$/.test(v))) throw ApiError.badRequest("'positions' must be a list of option positions");
+    return items.map(Number);
+  }
+  if (body.positions === undefined) throw ApiError.badRequest("'positions' is required (in the body or the query)");
+  return body.positions;
+}
 
 export const pollParams = z.object({ poll_id: idString("poll id").openapi({ param: { name: "poll_id", in: "path" }, example: "1" }) });
 export const tokenQuery = z.object({

@@ -28,6 +28,8 @@ import {
   parseOptions,
   pollEvent,
   pollErrors,
+  positionsQuery,
+  responsePositions,
   pollListQuery,
   pollParams,
   pollRenderQuery,
@@ -163,17 +165,17 @@ export const pollRoutes = createRouter()
       tags: ["Polls"],
       summary: "Respond to a poll (an empty `positions` list clears the response); closed polls refuse",
       description:
-        "Sets the caller's answer: the option `positions` chosen (at most `max_options`); an empty list clears it. Only human accounts may respond; closed polls refuse. Needs a user token with `polls`. Emits a `poll` event naming the respondent (never for anonymous polls).",
+        "Sets the caller's answer: the option `positions` chosen (at most `max_options`), in the JSON body or in the query (then no body is needed); an empty list clears it. Only human accounts may respond; closed polls refuse. Needs a user token with `polls`. Emits a `poll` event naming the respondent (never for anonymous polls).",
       request: {
         params: pollParams,
-        query: tokenQuery,
-        body: { content: { "application/json": { schema: ResponseBody } }, required: true },
+        query: tokenQuery.extend({ positions: positionsQuery }),
+        body: { content: { "application/json": { schema: ResponseBody } }, required: false },
       },
       responses: { 200: Envelope(PollSchema, "The poll with your response", examplePoll), ...errors(400, 401, 403, 404, 415, 429) },
     }),
     async (c) => {
       const body = c.req.valid("json");
-      return respond(c, Number(c.req.valid("param").poll_id), body.positions, c.req.valid("query").poll_token ?? body.poll_token);
+      return respond(c, Number(c.req.valid("param").poll_id), responsePositions(c, body), c.req.valid("query").poll_token ?? body.poll_token);
     },
   )
   .openapi(

@@ -23,9 +23,9 @@ const Since = z.string().optional().openapi({
 });
 
 const CONNECTION_PARAM_DOCS: Record<(typeof CONNECTION_PARAMS)[number], string> = {
-  include_raw: "1: channel, message and file objects in events carry `raw`. Default 0",
-  include_post_raw: "Accepted as the reference lists it; events carry no post `raw`",
-  include_user_raw: "Accepted as the reference lists it; events carry no user `raw`",
+  include_raw: "1: channel, message, file and post objects in events carry `raw`, and so does the user of a `user` event. Default 0",
+  include_post_raw: "1: posts in events carry `raw`. Default 0",
+  include_user_raw: "1: the user of a `user` event (a profile change) carries `raw`; authors embedded in other objects have none. Default 0",
   include_file_raw: "1: files in events carry `raw`. Default 0",
   include_channel_raw: "1: channels in events carry `raw`. Default 0",
   include_message_raw: "1: messages in events carry `raw`. Default 0",
@@ -65,12 +65,14 @@ export const streamSocketRoutes = createRouter()
         "`GET {stream_url}/v1/app?access_token=<app token>&key=<stream key>[&since=<cursor>]`. First frame: " +
         '`{"meta":{"connection_id","stream":{key, endpoint, object_types},"cursor","replay_gap"?}}`; then events ' +
         '`{"meta":{type, id, timestamp, is_deleted?}, "data"}` where `id` is a cursor that grows by one per event of the key. ' +
+        "Connection parameters (`include_html`, `include_raw`, `include_<object>_raw`, …) shape every frame of the socket, replayed ones included. " +
         "At most 2 connections per stream key (a third: 429).",
       request: {
         query: z.object({
           key: z.string({ error: "is required" }).min(1, { message: "is required" }).openapi({ description: "The key of one of the app's streams (POST /v1/streams)" }),
           since: Since,
           access_token: z.string().optional().openapi({ description: "The app token (browsers cannot set headers on a WebSocket); or send it as `Authorization: Bearer`" }),
+          ...connectionQuery,
         }),
       },
       responses: { ...upgraded, ...errors(400, 401, 403, 404, 429) },
@@ -87,6 +89,7 @@ export const streamSocketRoutes = createRouter()
         objectTypes: stream.objectTypes,
         endpoint: `${streamUrl(viewContext(c).origin)}/v1/app`,
         since,
+        params: connectionParamsOf(c.req.query()),
       };
       return (await appHubFor(c.env, appId, key).fetch(hubRequest("X-Stream", connect))) as never;
     },

@@ -72,7 +72,8 @@ export async function readChannels(db: Db, listSql: SQL, viewerId: number | null
   if (want.limitedUsers) {
     stmts.push(sql`WITH x AS (${listSql})
       SELECT users.id, users.username, users.name, users.avatar_url, ${userExtraColumns().presence} AS presence FROM users
-      WHERE users.id IN (SELECT ca.user_id FROM channel_acl ca WHERE ca.channel_id IN (SELECT x.id FROM x))`);
+      WHERE users.id IN (SELECT ca.user_id FROM channel_acl ca WHERE ca.channel_id IN (SELECT x.id FROM x)
+        UNION ALL SELECT x.owner_id FROM x WHERE x.type = ${PM_TYPE})`);
   }
   const rows = await batchRows(db, [...stmts, ...more]);
   let i = 1;

@@ -10,6 +10,7 @@ import {
   canReadSql,
   json,
   num,
+  PM_TYPE,
   readUser,
   userColumnsSql,
   viewerParam,
@@ -61,10 +62,14 @@ export interface ChannelRecord extends AclFlags {
   paginationId?: number;
 }
 
-/** What the viewer may do in a channel: full (edit) ⊃ write ⊃ read. */
+/**
+ * What the viewer may do in a channel: full (edit) ⊃ write ⊃ read. A private-message channel
+ * has no full access, not even for its creator: every participant is in `write`
+ * (how-to/private-messages.md), so the creator is one participant among the others.
+ */
 export function channelAccess(ch: ChannelRecord, viewerId: number | null) {
   const v = viewerId;
-  const full = v != null && (ch.ownerId === v || ch.acl.full.includes(v));
+  const full = v != null && ch.type !== PM_TYPE && (ch.ownerId === v || ch.acl.full.includes(v));
   const write = full || (v != null && (ch.writeAnyUser || ch.acl.write.includes(v)));
   const read = write || ch.readPublic || (v != null && (ch.readAnyUser || ch.acl.read.includes(v)));
   return { full, write, read };
@@ -120,6 +125,9 @@ export function readChannel(r: Row): ChannelRecord {
     const [level, id] = m.split(":");
     acl[level as AclLevel]?.push(Number(id));
   }
+  // A PM channel's creator is stored as its owner only; the reference lists them in `write`
+  // with the other participants.
+  if (r.type === PM_TYPE && r.owner_id != null && !acl.write.includes(Number(r.owner_id))) acl.write.push(Number(r.owner_id));
   for (const l of ACL_LEVELS) acl[l].sort((a, b) => a - b);
   return {
     id: Number(r.id),

@@ -109,6 +109,22 @@ export async function getFileRowsByIds(db: Db, ids: number[], viewerId: number |
 }
 
 /**
+ * Which of `ids` are live files of `userId` (of `types` when the token's scope narrows them), in
+ * the order asked: what a batch delete confirms before it runs.
+ */
+export async function ownLiveFileIds(db: Db, userId: number, ids: number[], types: string[] | null): Promise<number[]> {
+  if (!ids.length) return [];
+  const rows = await db
+    .select({ id: files.id })
+    .from(files)
+    .where(
+      and(inJson(files.id, ids), eq(files.userId, userId), eq(files.isDeleted, false), types ? inJson(files.type, types.length ? types : [""]) : undefined),
+    );
+  const found = new Set(rows.map((r) => r.id));
+  return ids.filter((id) => found.has(id));
+}
+
+/**
  * `col in (list)` with the list bound as one JSON parameter: D1 allows at most 100 bound
  * parameters per query, and id lists here go up to 200 and beyond.
  */

@@ -609,7 +609,7 @@ describe("PATCH and DELETE", () => {
 });
 
 describe("DELETE /files?ids= and the file_delete operation", () => {
-  it("answers 202 with a running operation that completes, deleting only the caller's files", async () => {
+  it("answers 202 with the ids confirmed for deletion and a running operation that completes, deleting only the caller's files", async () => {
     const owner = await actor("files");
     const other = await actor("files");
     const before = await storageOf(owner.token);
@@ -620,11 +620,15 @@ describe("DELETE /files?ids= and the file_delete operation", () => {
     const res = await call("DELETE", `/files?ids=${a.id},${b.id},${ph.data.id},${theirs.id},999999999`, { token: owner.token, now: T0 });
     expect(res.status).toBe(202);
     expect(res.body.meta.code).toBe(202);
-    expect(res.body.data).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), type: "file_delete", status: "running", created_at: iso(T0) });
-    expect(res.body.meta.status_url).toBe(`http://api.test/v1/sys/ops/${res.body.data.id}`);
+    // As the reference shows: the caller's files among the ids, in the order asked, as strings.
+    expect(res.body.data).toEqual([a.id, b.id, ph.data.id]);
+    expect(res.body.meta.status_url).toMatch(/^http:\/\/api\.test\/v1\/sys\/ops\/[0-9a-f-]{36}$/);
+    const opId = res.body.meta.status_url.split("/").pop();
+    const running = (await call("GET", res.body.meta.status_url, { token: owner.token })).body.data;
+    expect(running).toMatchObject({ id: opId, type: "file_delete", created_at: iso(T0) });
     const done = await waitForOp(owner.token, res.body.meta.status_url);
     expect(done).toMatchObject({ status: "completed", ended_at: expect.any(String) });
-    const detail = JSON.parse((await dbRow("select detail from operations where id = ?", res.body.data.id))!.detail);
+    const detail = JSON.parse((await dbRow("select detail from operations where id = ?", opId))!.detail);
     expect(detail.files).toEqual({ [a.id]: "deleted", [b.id]: "deleted", [ph.data.id]: "deleted", [theirs.id]: "not_found", "999999999": "not_found" });
     for (const id of [a.id, b.id, ph.data.id]) expect((await call("GET", `/files/${id}`, { token: owner.token })).status).toBe(404);
     expect((await call("GET", `/files/${theirs.id}`, { token: other.token })).status).toBe(200);

@@ -241,8 +241,9 @@ describe("private messages", () => {
       type: PM,
       user: { id: a.user.id },
       acl: {
-        full: { immutable: true, you: true, user_ids: [] },
-        write: { any_user: false, immutable: true, you: true, user_ids: [b.user.id, c.id].sort((x, y) => Number(x) - Number(y)) },
+        // As the reference's private-message how-to: every participant writes, the creator too; nobody has full access.
+        full: { immutable: true, you: false, user_ids: [] },
+        write: { any_user: false, immutable: true, you: true, user_ids: [a.user.id, b.user.id, c.id].sort((x, y) => Number(x) - Number(y)) },
         read: { any_user: false, public: false, immutable: true, user_ids: [] },
       },
       counts: { messages: 1, subscribers: 3 },
