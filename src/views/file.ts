@@ -1,5 +1,6 @@
 import { iso } from "../http/time";
 import { contentUrl, shortUrl, type SignedUrl } from "../services/file-urls";
+import { derivedPending } from "../services/image-derivatives";
 import type { DerivedRecord, FileRecord, FileRow } from "../stores/files";
 import { renderClientRef } from "./client";
 import type { ViewContext } from "./context";
@@ -59,6 +60,7 @@ export function renderFile(row: FileRow, view: ViewContext, opts: FileViewOption
     source: renderClientRef(row.app),
     ...embedUser(row.user, row.file.userId, view),
     derived_files: Object.fromEntries(row.derived.map((d) => [d.key, renderDerived(d, row.urls?.derived[d.key], view)])),
+    ...(derivedPending(f, view.now) ? { derived_files_pending: true } : {}),
     ...(opts.raw ? { raw: f.raw ?? {} } : {}),
     ...(opts.isDeleted ? { is_deleted: true } : {}),
     ...(opts.paginated ? { pagination_id: String(f.id) } : {}),
