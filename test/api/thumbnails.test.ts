@@ -2,7 +2,7 @@ import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { actor, call } from "../helpers";
 import * as fx from "../fixtures/media";
-import { decodedSize, imageOf } from "../fixtures/images";
+import { decodedSize, imageOf, pngHeaderOnly } from "../fixtures/images";
 
 // The reserved derived images of image uploads (core_image_200s, core_image_960r) and scaled
 // avatars and covers (`w`/`h`): every size is checked by decoding the bytes served.
@@ -79,12 +79,20 @@ describe("reserved derived images of uploads", { timeout: 60_000 }, () => {
   it("says derived_files_pending only while they are made; non-images get none", async () => {
     const { token } = await actor("files");
     const created = await uploadImage(token, imageOf(50, 40));
-    expect(created.derived_files_pending === true || Object.keys(created.derived_files).length === 0).toBe(true);
+    expect(created.derived_files_pending).toBe(true); // made after the response, never before it
     const file = await settled(token, created.id);
     expect(file).not.toHaveProperty("derived_files_pending");
     const audio = await uploadImage(token, fx.mp3, "a.mp3");
     expect(audio).not.toHaveProperty("derived_files_pending");
     expect((await settled(token, audio.id)).derived_files).toEqual({});
+  });
+
+  it("never decodes an image over 6 megapixels: no derived images for it", async () => {
+    const { token } = await actor("files");
+    const huge = await uploadImage(token, pngHeaderOnly(3000, 2001));
+    expect(huge.image_info).toEqual({ width: 3000, height: 2001 });
+    expect(huge).not.toHaveProperty("derived_files_pending");
+    expect((await settled(token, huge.id)).derived_files).toEqual({});
   });
 });
 
@@ -108,6 +116,14 @@ describe("avatar and cover at w/h", { timeout: 60_000 }, () => {
     expect(await at("?w=1000")).toEqual({ width: 300, height: 200 });
     expect(await at("")).toEqual({ width: 300, height: 200 });
     expect((await call("GET", `/users/${user.id}/avatar?w=0`)).status).toBe(400);
+  });
+
+  it("refuses an avatar over 6 megapixels (it could not be scaled)", async () => {
+    const { token } = await actor("update_profile");
+    const form = new FormData();
+    form.set("avatar", new Blob([pngHeaderOnly(3000, 2001)]), "huge.png");
+    const res = await call("POST", "/users/me/avatar", { token, body: form });
+    expect([res.status, res.body.meta.error_message]).toEqual([400, expect.stringMatching(/'avatar' must be at most 6 megapixels; the image is 3000x2001 px/)]);
   });
 
   it("a cover requested at w=480 is 480 px wide", async () => {
