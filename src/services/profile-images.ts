@@ -111,8 +111,13 @@ export function discardProfileImage(c: Context<AppEnv>, url: string | null): voi
   const key = keyOf(url);
   if (!key) return;
   const removeAll = async () => {
-    const scaled = await c.env.FILES.list({ prefix: `${key}/` });
-    await c.env.FILES.delete([key, ...scaled.objects.map((o) => o.key)]);
+    await c.env.FILES.delete(key);
+    let cursor: string | undefined;
+    do {
+      const page = await c.env.FILES.list({ prefix: `${key}/`, cursor });
+      if (page.objects.length) await c.env.FILES.delete(page.objects.map((o) => o.key));
+      cursor = page.truncated ? page.cursor : undefined;
+    } while (cursor);
   };
   c.executionCtx.waitUntil(
     removeAll().catch((e) => console.error(JSON.stringify({ msg: "replaced profile image not removed", key, error: String(e) }))),

@@ -1,4 +1,4 @@
-import { SELF } from "cloudflare:test";
+import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { actor, call } from "../helpers";
 import * as fx from "../fixtures/media";
@@ -116,6 +116,15 @@ describe("avatar and cover at w/h", { timeout: 60_000 }, () => {
     expect(await at("?w=1000")).toEqual({ width: 300, height: 200 });
     expect(await at("")).toEqual({ width: 300, height: 200 });
     expect((await call("GET", `/users/${user.id}/avatar?w=0`)).status).toBe(400);
+
+    // Replaced: the original and its scaled copies are removed.
+    const key = (await call("GET", `/users/${user.id}`)).body.data.content.avatar_image.url.split("/images/")[1];
+    expect((await env.FILES.list({ prefix: `images/${key}/` })).objects.map((o) => o.key).sort()).toEqual([`images/${key}/150x100`, `images/${key}/50x33`, `images/${key}/60x40`]);
+    const again = new FormData();
+    again.set("avatar", new Blob([imageOf(20, 20)]), "me.png");
+    expect((await call("POST", "/users/me/avatar", { token, body: again })).status).toBe(200);
+    for (let i = 0; i < 100 && (await env.FILES.list({ prefix: `images/${key}` })).objects.length; i++) await new Promise((r) => setTimeout(r, 20));
+    expect((await env.FILES.list({ prefix: `images/${key}` })).objects).toEqual([]);
   });
 
   it("refuses an avatar over 6 megapixels (it could not be scaled)", async () => {
