@@ -127,21 +127,21 @@ export function discardProfileImage(c: Context<AppEnv>, url: string | null): voi
 /**
  * An image's R2 object, for GET /v1/images/{key}: as stored, or scaled down to width `w` (else
  * height `h`; the aspect kept, never larger than stored). A scaled image is made once and stored
- * beside the original (`images/{key}/{w}x{h}`, removed with it); an image over the decode limit
- * is served as stored.
+ * beside the original under the size asked (`images/{key}/w{w}` or `h{h}`, removed with it), so a
+ * repeated request is one R2 read; an image over the decode limit is served as stored.
  */
 export async function readProfileImage(c: Context<AppEnv>, key: string, size: { w?: number; h?: number } = {}) {
+  const scaledKey = size.w ? `${IMAGE_PREFIX}${key}/w${size.w}` : size.h ? `${IMAGE_PREFIX}${key}/h${size.h}` : null;
+  const cached = scaledKey ? await c.env.FILES.get(scaledKey) : null;
+  if (cached) return cached;
   const original = await c.env.FILES.get(IMAGE_PREFIX + key);
-  if (!original || (!size.w && !size.h)) return original;
+  if (!original || !scaledKey) return original;
   const bytes = new Uint8Array(await original.arrayBuffer());
   const mime = original.httpMetadata?.contentType ?? "";
   const stored = { body: bytes, httpEtag: original.httpEtag, httpMetadata: original.httpMetadata };
   const { width, height } = imageInfo(bytes, mime);
   const target = size.w ? fitWithin(width, height, size.w, Infinity) : fitWithin(width, height, Infinity, size.h!);
   if ((target.width === width && target.height === height) || !canDecode(mime, width, height)) return stored;
-  const scaledKey = `${IMAGE_PREFIX}${key}/${target.width}x${target.height}`;
-  const cached = await c.env.FILES.get(scaledKey);
-  if (cached) return cached;
   const scaled = scaleTo(bytes, mime, target.width, target.height);
   const put = await c.env.FILES.put(scaledKey, scaled.bytes, { httpMetadata: { contentType: scaled.mimeType } });
   return { body: scaled.bytes, httpEtag: put.httpEtag, httpMetadata: { contentType: scaled.mimeType } };

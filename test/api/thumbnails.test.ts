@@ -119,7 +119,7 @@ describe("avatar and cover at w/h", { timeout: 60_000 }, () => {
 
     // Replaced: the original and its scaled copies are removed.
     const key = (await call("GET", `/users/${user.id}`)).body.data.content.avatar_image.url.split("/images/")[1];
-    expect((await env.FILES.list({ prefix: `images/${key}/` })).objects.map((o) => o.key).sort()).toEqual([`images/${key}/150x100`, `images/${key}/50x33`, `images/${key}/60x40`]);
+    expect((await env.FILES.list({ prefix: `images/${key}/` })).objects.map((o) => o.key).sort()).toEqual([`images/${key}/h100`, `images/${key}/w50`, `images/${key}/w60`]);
     const again = new FormData();
     again.set("avatar", new Blob([imageOf(20, 20)]), "me.png");
     expect((await call("POST", "/users/me/avatar", { token, body: again })).status).toBe(200);
