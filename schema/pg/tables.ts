@@ -595,6 +595,8 @@ export const files = pgTable(
     /** Unused since content URLs are signed (src/services/file-url-signing.ts); kept so a Worker of before that still runs while the migration is applied. */
     urlToken: text("url_token"),
     urlExpiresAt: int8("url_expires_at"),
+    /** When the server started making the reserved derived images (src/services/image-derivatives.ts); null when none are being made. */
+    derivedPendingSince: int8("derived_pending_since"),
   },
   (t) => [index("files_user").on(t.userId, t.id)],
 );

@@ -5,6 +5,7 @@ import { timingSafeEqual } from "../auth/crypto";
 import { hasScope } from "../auth/scopes";
 import { LIMITS, MORE_LIMITS } from "../config";
 import { publish } from "../events/publish";
+import { signUrls } from "../services/file-urls";
 import { assertCleanInput } from "../http/clean-text";
 import { ApiError, describeIssues } from "../http/errors";
 import { idString } from "../http/route";
@@ -62,12 +63,14 @@ export const PatchBody = z
 export const DerivedKey = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, { message: "must be 1 to 64 letters, digits, '_', '.' or '-'" });
 
 /**
- * The reserved derived keys this server accepts, with their specification. Any other
- * `core_*` key is refused.
+ * The reserved derived keys a client may upload, with the reference's rules: an image of the
+ * file's own mime type (when the file has one yet), `core_image_200s` exactly 200×200 px and
+ * `core_image_960r` within 640×960 px. Any other `core_*` key is refused (`core_image_960l`, this
+ * server's own key before the reference's was adopted, too; rows stored under it stay readable).
  */
 export const CORE_DERIVED: Record<string, { describe: string; check: (img: { width: number; height: number }) => boolean }> = {
-  core_image_200s: { describe: "an image of at most 200 px on its shortest side", check: (i) => Math.min(i.width, i.height) <= 200 },
-  core_image_960l: { describe: "an image of at most 960 px on its longest side", check: (i) => Math.max(i.width, i.height) <= 960 },
+  core_image_200s: { describe: "an image of exactly 200x200 px", check: (i) => i.width === 200 && i.height === 200 },
+  core_image_960r: { describe: "an image within 640x960 px (at most 640 wide and 960 high)", check: (i) => i.width <= 640 && i.height <= 960 },
 };
 
 export function parseWith<T>(schema: z.ZodType<T>, input: unknown): T {
@@ -161,6 +164,12 @@ export function publishFile(c: C, row: FileRow, isDeleted = false) {
     route: { actorId: c.var.auth?.user?.id, userIds: [row.file.userId] },
   });
 }
+
+/** Publishes a file read after the request (its derived images made): signs its URLs first. */
+export const publishSigned = (c: C) => async (row: FileRow) => {
+  await signUrls(c, [row]);
+  publishFile(c, row);
+};
 
 /** The caller as an embedded user of their own new file. */
 export const selfView = (c: C): UserView => ({

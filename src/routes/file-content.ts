@@ -5,6 +5,7 @@ import { ApiError } from "../http/errors";
 import { createRouter, defineRoute, errors } from "../http/route";
 import { now } from "../http/time";
 import { parseShortCode, serveContent, shortCodeMatches, signUrls } from "../services/file-urls";
+import { keysToMake, makeDerivedLater } from "../services/image-derivatives";
 import { detect, imageInfoOf, mediaInfo, resolveType } from "../services/media";
 import { completeFile, getFileRow, upsertDerived, writeState, type DerivedRecord } from "../stores/files";
 import { fileCreateOpId } from "../stores/operations";
@@ -18,6 +19,7 @@ import {
   requireUploadAccess,
   loadFile,
   publishFile,
+  publishSigned,
   checkSize,
   checkQuota,
   givenContentType,
@@ -143,11 +145,13 @@ async function uploadContent(c: C, fileId: string) {
     const info = await mediaInfo(kind, mimeType, detected, upload.source);
     const at = now(c);
     const opId = await fileCreateOpId(file.fileToken);
-    const content = { mimeType, size, sha256, storageKey, mediaInfo: info };
+    const toMake = keysToMake({ kind, mimeType, mediaInfo: info }, row.derived.map((d) => d.key));
+    const content = { mimeType, size, sha256, storageKey, mediaInfo: info, derivedPendingSince: toMake.length ? at : null };
     if (!(await completeFile(c.var.db, file, content, QUOTA, opId, at))) throw await refusal(c, row, size);
     row.file = { ...file, ...content, isComplete: true };
     await signUrls(c, [row]);
     publishFile(c, row);
+    if (toMake.length) makeDerivedLater(c, file.id, publishSigned(c));
     return c.body(null, 204);
   });
 }
@@ -177,6 +181,9 @@ async function uploadDerived(c: C, fileId: string, key: string) {
     if (spec && (!image || !spec.check(image))) {
       const is = image ? `${image.width}x${image.height} px` : (await detect(upload.source)).mime;
       throw ApiError.badRequest(`'derived_key' ${key} must be ${spec.describe}; the content is ${is}`);
+    }
+    if (spec && row.file.mimeType && mimeType !== row.file.mimeType) {
+      throw ApiError.badRequest(`'derived_key' ${key} must have the file's mime type ${row.file.mimeType}; the content is ${mimeType}`);
     }
     const delta = size - (previous?.size ?? 0);
     checkQuota(row.user.storageUsed, delta);

@@ -11,6 +11,7 @@ import { createRouter, defineRoute, Envelope, errors } from "../http/route";
 import { now } from "../http/time";
 import { signUrls } from "../services/file-urls";
 import { runFileDelete } from "../services/file-delete";
+import { keysToMake, makeDerivedLater } from "../services/image-derivatives";
 import { kindOfMime, mediaInfo, normalizeMime, resolveType } from "../services/media";
 import { deleteFiles, getFileRowsByIds, insertFile, listUserFileRows, ownLiveFileIds, updateFileQuery, type FileRow } from "../stores/files";
 import { fileCreateOpId, newOperation } from "../stores/operations";
@@ -34,6 +35,7 @@ import {
   requireOwner,
   loadFile,
   publishFile,
+  publishSigned,
   selfView,
   checkSize,
   checkQuota,
@@ -302,6 +304,7 @@ async function createComplete(c: C) {
     const info = await mediaInfo(kind, mimeType, detected, source);
     const at = now(c);
     const name = fields.name ?? [...(content.filename ?? "")].slice(0, MORE_LIMITS.fileNameMaxLength).join("");
+    const toMake = keysToMake({ kind, mimeType, mediaInfo: info });
     const file = await insertFile(
       c.var.db,
       {
@@ -321,6 +324,7 @@ async function createComplete(c: C) {
         mediaInfo: info,
         raw: await prepareRaw(c, fields.raw ?? null, "file"),
         createdAt: at,
+        derivedPendingSince: toMake.length ? at : null,
       },
       QUOTA,
     );
@@ -328,6 +332,7 @@ async function createComplete(c: C) {
     const row: FileRow = { file, user: selfView(c), app: c.var.auth!.app, derived: [] };
     await signUrls(c, [row]);
     publishFile(c, row);
+    if (toMake.length) makeDerivedLater(c, file.id, publishSigned(c));
     return ok(c, renderFile(row, viewContext(c), { fileToken: true, raw: fields.raw !== undefined }), {}, 201);
   });
 }

@@ -152,10 +152,10 @@ async function saveProfile(c: Ctx, body: ProfileInput, replace: boolean) {
 const scale = (what: string) =>
   z
     .string()
-    .regex(/^\d{1,5}$/, { message: "must be a whole number of pixels (at most 5 digits)" })
+    .regex(/^[1-9]\d{0,4}$/, { message: "must be a whole number of pixels from 1 (at most 5 digits)" })
     .optional()
-    .openapi({ description: `A ${what} to scale to: passed on to the image URL (images are served at their stored size)` });
-const ScaleQuery = z.object({ w: scale("width"), h: scale("height") });
+    .openapi({ description: `A ${what} to scale the image down to (aspect kept; \`w\` wins when both are given): passed on to the image URL, which serves it at that size` });
+export const ScaleQuery = z.object({ w: scale("width"), h: scale("height") });
 
 const getImageRoute = (kind: ImageKind) =>
   defineRoute(PUBLIC, {
@@ -163,7 +163,7 @@ const getImageRoute = (kind: ImageKind) =>
     path: `/users/{user_id}/${kind}`,
     tags: ["Profile"],
     summary: `302 to a user's current ${kind} image`,
-    description: `No token needed. Redirects to \`content.${kind}_image.url\` (the default image when the user has none), with \`w\` and \`h\` passed on (nothing else of the query). Emits nothing.`,
+    description: `No token needed. Redirects to \`content.${kind}_image.url\` (the default image when the user has none), with \`w\` and \`h\` passed on (nothing else of the query); the image URL serves it scaled down to that width (or height). Emits nothing.`,
     request: { params: userIdParam, query: ScaleQuery },
     responses: { 302: { description: `Redirect to the ${kind} image` }, ...errors(400, 401, 404) },
   });

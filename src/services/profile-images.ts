@@ -3,6 +3,7 @@ import { randomToken } from "../auth/crypto";
 import { ApiError } from "../http/errors";
 import type { AppEnv } from "../http/types";
 import type { ImageKind, StoredImage } from "../stores/profile";
+import { canDecode, fitWithin, scaleTo, MAX_DECODE_PIXELS } from "./image-codec";
 import { detect, imageInfo } from "./media";
 import { parseMultipart, readBody } from "./uploads";
 
@@ -90,6 +91,10 @@ export async function storeProfileImage(c: Context<AppEnv>, kind: ImageKind, ori
   if (width < rules.minWidth || height < rules.minHeight) {
     throw ApiError.badRequest(`'${kind}' must be ${rules.describe}; the image is ${width}x${height} px`);
   }
+  // Larger images could not be scaled for `w`/`h` (image-codec.ts).
+  if (width * height > MAX_DECODE_PIXELS) {
+    throw ApiError.badRequest(`'${kind}' must be at most ${MAX_DECODE_PIXELS / 1e6} megapixels; the image is ${width}x${height} px`);
+  }
   const key = randomToken(18);
   await c.env.FILES.put(IMAGE_PREFIX + key, bytes, { httpMetadata: { contentType: found.mime } });
   return { url: `${origin}/v1/images/${key}`, width, height };
@@ -101,16 +106,43 @@ function keyOf(url: string | null): string | null {
   return m ? IMAGE_PREFIX + m[1] : null;
 }
 
-/** Removes a replaced image's content after the response (a failure only leaves an unreferenced object). */
+/** Removes a replaced image's content and its scaled copies after the response (a failure only leaves unreferenced objects). */
 export function discardProfileImage(c: Context<AppEnv>, url: string | null): void {
   const key = keyOf(url);
   if (!key) return;
+  const removeAll = async () => {
+    await c.env.FILES.delete(key);
+    let cursor: string | undefined;
+    do {
+      const page = await c.env.FILES.list({ prefix: `${key}/`, cursor });
+      if (page.objects.length) await c.env.FILES.delete(page.objects.map((o) => o.key));
+      cursor = page.truncated ? page.cursor : undefined;
+    } while (cursor);
+  };
   c.executionCtx.waitUntil(
-    c.env.FILES.delete(key).catch((e) => console.error(JSON.stringify({ msg: "replaced profile image not removed", key, error: String(e) }))),
+    removeAll().catch((e) => console.error(JSON.stringify({ msg: "replaced profile image not removed", key, error: String(e) }))),
   );
 }
 
-/** An image's R2 object, for GET /v1/images/{key}. */
-export function readProfileImage(c: Context<AppEnv>, key: string) {
-  return c.env.FILES.get(IMAGE_PREFIX + key);
+/**
+ * An image's R2 object, for GET /v1/images/{key}: as stored, or scaled down to width `w` (else
+ * height `h`; the aspect kept, never larger than stored). A scaled image is made once and stored
+ * beside the original under the size asked (`images/{key}/w{w}` or `h{h}`, removed with it), so a
+ * repeated request is one R2 read; an image over the decode limit is served as stored.
+ */
+export async function readProfileImage(c: Context<AppEnv>, key: string, size: { w?: number; h?: number } = {}) {
+  const scaledKey = size.w ? `${IMAGE_PREFIX}${key}/w${size.w}` : size.h ? `${IMAGE_PREFIX}${key}/h${size.h}` : null;
+  const cached = scaledKey ? await c.env.FILES.get(scaledKey) : null;
+  if (cached) return cached;
+  const original = await c.env.FILES.get(IMAGE_PREFIX + key);
+  if (!original || !scaledKey) return original;
+  const bytes = new Uint8Array(await original.arrayBuffer());
+  const mime = original.httpMetadata?.contentType ?? "";
+  const stored = { body: bytes, httpEtag: original.httpEtag, httpMetadata: original.httpMetadata };
+  const { width, height } = imageInfo(bytes, mime);
+  const target = size.w ? fitWithin(width, height, size.w, Infinity) : fitWithin(width, height, Infinity, size.h!);
+  if ((target.width === width && target.height === height) || !canDecode(mime, width, height)) return stored;
+  const scaled = scaleTo(bytes, mime, target.width, target.height);
+  const put = await c.env.FILES.put(scaledKey, scaled.bytes, { httpMetadata: { contentType: scaled.mimeType } });
+  return { body: scaled.bytes, httpEtag: put.httpEtag, httpMetadata: { contentType: scaled.mimeType } };
 }

@@ -218,6 +218,8 @@ export interface UploadedContent {
   sha256: string;
   storageKey: string;
   mediaInfo: unknown;
+  /** Set when the server is to make reserved derived images of the content. */
+  derivedPendingSince?: number | null;
 }
 
 /**
@@ -375,4 +377,9 @@ export async function writeState(db: Db, fileId: number, userId: number) {
     .from(users)
     .where(eq(users.id, userId))
     .then(first);
+}
+
+/** Marks (or, with null, unmarks) a file's reserved derived images as being made (services/image-derivatives.ts). */
+export async function setDerivedPending(db: Db, fileId: number, since: number | null): Promise<void> {
+  await db.update(files).set({ derivedPendingSince: since }).where(eq(files.id, fileId));
 }

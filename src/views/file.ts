@@ -1,5 +1,6 @@
 import { iso } from "../http/time";
 import { contentUrl, shortUrl, type SignedUrl } from "../services/file-urls";
+import { derivedPending } from "../services/image-derivatives";
 import type { DerivedRecord, FileRecord, FileRow } from "../stores/files";
 import { renderClientRef } from "./client";
 import type { ViewContext } from "./context";
@@ -68,6 +69,7 @@ export function renderFile(row: FileRow, view: ViewContext, opts: FileViewOption
     // The reference: the content and its derived files, once complete.
     ...(f.isComplete ? { total_size: f.size + row.derived.reduce((n, d) => n + d.size, 0) } : {}),
     ...attachedTo(row),
+    ...(derivedPending(f, view.now) ? { derived_files_pending: true } : {}),
     ...(opts.raw ? { raw: f.raw ?? {} } : {}),
     ...(opts.isDeleted ? { is_deleted: true } : {}),
     ...(opts.paginated ? { pagination_id: String(f.id) } : {}),

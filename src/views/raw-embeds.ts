@@ -48,17 +48,20 @@ export function fileMetadataEmbed(e: EmbeddableFile, origin: string) {
   };
 }
 
-/** The thumbnail of an image: its 200×200 derived file, or the image itself when it is no larger. */
+/**
+ * The thumbnail of an image: the image itself when it fits in 200×200 (better than the server's
+ * square made from it, and the same whether or not that is made yet), else its 200×200 derived file.
+ */
 function thumbnail(e: EmbeddableFile, origin: string) {
-  const d = e.derived.find((x) => x.key === THUMBNAIL_KEY);
-  const dUrl = e.urls?.derived[THUMBNAIL_KEY];
-  const dInfo = d?.imageInfo as ImageInfo | null | undefined;
-  if (d && dUrl && dInfo) return { thumbnail_url: contentUrl(origin, dUrl.token), thumbnail_width: dInfo.width, thumbnail_height: dInfo.height };
   const info = e.file.mediaInfo as ImageInfo | null;
   const own = e.urls?.content;
   if (e.file.kind === "image" && info && own && info.width <= THUMBNAIL_SIZE && info.height <= THUMBNAIL_SIZE) {
     return { thumbnail_url: contentUrl(origin, own.token), thumbnail_width: info.width, thumbnail_height: info.height };
   }
+  const d = e.derived.find((x) => x.key === THUMBNAIL_KEY);
+  const dUrl = e.urls?.derived[THUMBNAIL_KEY];
+  const dInfo = d?.imageInfo as ImageInfo | null | undefined;
+  if (d && dUrl && dInfo) return { thumbnail_url: contentUrl(origin, dUrl.token), thumbnail_width: dInfo.width, thumbnail_height: dInfo.height };
   return {};
 }
 

@@ -5,6 +5,7 @@ import { openDb } from "../../src/db";
 import { runFileDelete } from "../../src/services/file-delete";
 import { actor, appToken, call, makeApp, makeUser, userToken } from "../helpers";
 import * as fx from "../fixtures/media";
+import { imageOf } from "../fixtures/images";
 import { DB } from "../db";
 
 const T0 = 1_900_000_000; // the injectable clock's start for time-window tests
@@ -42,6 +43,16 @@ async function fetchRaw(url: string, opts: { now?: number; headers?: Record<stri
 const storageOf = async (token: string) => (await call("GET", "/token", { token })).body.data.storage.available as number;
 
 const dbRow = (sql: string, ...params: unknown[]) => DB.prepare(sql).bind(...params).first<Record<string, any>>();
+
+/** GET /files/{id} until the server's reserved derived images are made (derived_files_pending gone). */
+async function settled(token: string, id: string) {
+  for (let i = 0; i < 200; i++) {
+    const file = (await call("GET", `/files/${id}`, { token })).body.data;
+    if (!file.derived_files_pending) return file;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error("derived files still pending");
+}
 
 async function waitForOp(token: string, url: string) {
   for (let i = 0; i < 100; i++) {
@@ -422,13 +433,17 @@ describe("derived files", () => {
   it("stores derived files with their info; core_* keys only as specified; at most 10", async () => {
     const { token } = await actor("files");
     const f = await uploadOk(token, fx.png300x250);
+    await settled(token, f.id); // the server's own core_image_200s and core_image_960r are made
     const put = (key: string, bytes: Uint8Array, query = "", headers: Record<string, string> = {}) =>
       call("PUT", `/files/${f.id}/content/${key}?file_token=${f.file_token}${query}`, { body: bytes, headers });
-    expect((await put("core_image_200s", fx.png150x120, "&name=thumb.png")).status).toBe(204);
+    const own = imageOf(200, 200);
+    expect((await put("core_image_200s", own, "&name=thumb.png")).status).toBe(204);
     let res = await put("core_image_200s", fx.png300x250);
-    expect([res.status, res.body.meta.error_message]).toEqual([400, expect.stringMatching(/at most 200 px on its shortest side; the content is 300x250 px/)]);
-    res = await put("core_image_960l", fx.png1200x100);
-    expect([res.status, res.body.meta.error_message]).toEqual([400, expect.stringMatching(/960 px on its longest side/)]);
+    expect([res.status, res.body.meta.error_message]).toEqual([400, expect.stringMatching(/exactly 200x200 px; the content is 300x250 px/)]);
+    res = await put("core_image_960r", fx.png1200x100);
+    expect([res.status, res.body.meta.error_message]).toEqual([400, expect.stringMatching(/within 640x960 px/)]);
+    res = await put("core_image_960l", fx.png150x120);
+    expect([res.status, res.body.meta.error_message]).toEqual([400, expect.stringMatching(/reserved/)]);
     res = await put("core_image_200s", fx.mp3);
     expect([res.status, res.body.meta.error_message]).toEqual([400, expect.stringMatching(/must be an image.*audio\/mpeg/)]);
     res = await put("core_video_preview", fx.mp4);
@@ -444,15 +459,15 @@ describe("derived files", () => {
     expect((await put("preview.mp3", fx.mp3, "&name=" + "a".repeat(255))).status).toBe(204);
 
     const file = (await call("GET", `/files/${f.id}`, { token })).body.data;
-    expect(Object.keys(file.derived_files)).toEqual(["core_image_200s", "preview.mp3"]);
+    expect(Object.keys(file.derived_files)).toEqual(["core_image_200s", "core_image_960r", "preview.mp3"]);
     const thumb = file.derived_files.core_image_200s;
-    expect(thumb).toMatchObject({ mime_type: "image/png", name: "thumb.png", size: fx.png150x120.length, image_info: { width: 150, height: 120 } });
-    expect(thumb.sha256).toBe(await sha256(fx.png150x120));
-    expect((await fetchRaw(thumb.url)).bytes).toEqual(fx.png150x120);
+    expect(thumb).toMatchObject({ mime_type: "image/png", name: "thumb.png", size: own.length, image_info: { width: 200, height: 200 } });
+    expect(thumb.sha256).toBe(await sha256(own));
+    expect((await fetchRaw(thumb.url)).bytes).toEqual(own);
     expect(file.derived_files["preview.mp3"]).toMatchObject({ mime_type: "audio/mpeg", name: "a".repeat(255) });
     expect(file.derived_files["preview.mp3"]).not.toHaveProperty("image_info");
 
-    for (let i = 0; i < 8; i++) expect((await put(`size_${i}`, fx.gif)).status).toBe(204);
+    for (let i = 0; i < 7; i++) expect((await put(`size_${i}`, fx.gif)).status).toBe(204);
     res = await put("eleventh", fx.gif);
     expect([res.status, res.body.meta.error_message]).toEqual([400, expect.stringMatching(/at most 10 derived files/)]);
     // replacing an existing key is not an eleventh file, and storage follows the size change
@@ -648,7 +663,10 @@ describe("DELETE /files?ids= and the file_delete operation", () => {
   it("a content removal that fails leaves the operation dead, listing what was not removed", async () => {
     const { token, user } = await actor("files");
     const f = await uploadOk(token, fx.png);
+    await settled(token, f.id); // its derived images are there too
     const key = (await dbRow("select storage_key from files where id = ?", Number(f.id)))!.storage_key;
+    const derivedKeys = (await DB.prepare("select storage_key from derived_files where file_id = ?").bind(Number(f.id)).all<{ storage_key: string }>()).results.map((r) => r.storage_key);
+    expect(derivedKeys).toHaveLength(2);
     const opId = crypto.randomUUID();
     await DB.prepare("insert into operations (id, type, status, user_id, created_at) values (?, 'file_delete', 'running', ?, ?)").bind(opId, Number(user.id), T0).run();
     const failingBucket = { delete: () => Promise.reject(new Error("R2 unavailable")) };
@@ -656,7 +674,8 @@ describe("DELETE /files?ids= and the file_delete operation", () => {
     const op = (await call("GET", `/sys/ops/${opId}`, { token })).body.data;
     expect(op).toMatchObject({ status: "dead", ended_at: iso(T0 + 3) });
     const detail = JSON.parse((await dbRow("select detail from operations where id = ?", opId))!.detail);
-    expect(detail).toMatchObject({ files: { [f.id]: "deleted_content_not_removed" }, content_not_removed: [key], error: expect.stringMatching(/R2 unavailable/) });
+    expect(detail).toMatchObject({ files: { [f.id]: "deleted_content_not_removed" }, error: expect.stringMatching(/R2 unavailable/) });
+    expect(detail.content_not_removed.sort()).toEqual([key, ...derivedKeys].sort());
     expect(await env.FILES.head(key)).not.toBeNull(); // nothing lost: the object is still there, and listed
   });
 

@@ -1,0 +1,1 @@
+ALTER TABLE `files` ADD `derived_pending_since` integer;
