@@ -16,6 +16,8 @@ export interface AppHubEvent {
   appIds: number[] | null;
   /** Extra meta fields of app stream frames (JSON without braces; src/events/event-meta.ts). */
   meta?: string;
+  /** The outbox sequence: a hub skips an event whose sequence it has applied (a relay retry). */
+  seq?: number;
 }
 
 /** One event as a user's stream hub receives it: data serialized once, and the connections it goes to. */
@@ -23,6 +25,8 @@ export interface UserHubEvent {
   event: StoredEvent;
   /** Extra meta fields of user stream frames (JSON without braces). */
   meta?: string;
+  /** The outbox sequence (see AppHubEvent). */
+  seq?: number;
   /** What subscription filters read that the data does not say (the channel type of a message). */
   channelType?: string;
   /** Subscriptions of this user that asked for it, per connection; or the user's own connections. */
@@ -64,6 +68,7 @@ export async function deliverEvents(env: Env, events: StampedEvent[]): Promise<v
   const appEvents = (results: RawResult[], metas: EventMeta[]) =>
     plans.map((p, i) => ({
       mask: typeMask([p.event.type]),
+      seq: p.event.seq,
       event: p.stored,
       appIds: resolveApps(p.appAudience, results[slots[i].apps]),
       meta: [metas[i].common, metas[i].relay].filter((m) => m).join(","),
@@ -87,9 +92,9 @@ export async function deliverEvents(env: Env, events: StampedEvent[]): Promise<v
     }
     for (const [userId, conns] of byUser) {
       const targets = [...conns].map(([connectionId, subscriptionIds]) => ({ connectionId, subscriptionIds }));
-      forUser(userId).events.push({ event: p.stored, meta: metas[i].common, channelType: metas[i].channelType, targets });
+      forUser(userId).events.push({ seq: p.event.seq, event: p.stored, meta: metas[i].common, channelType: metas[i].channelType, targets });
     }
-    if (p.ownConnections) forUser(p.ownConnections.userId).events.push({ event: p.stored, meta: metas[i].common, targets: p.ownConnections });
+    if (p.ownConnections) forUser(p.ownConnections.userId).events.push({ seq: p.event.seq, event: p.stored, meta: metas[i].common, targets: p.ownConnections });
     const { route } = p.event;
     if (p.event.type === "token" && p.event.isDeleted && route?.tokenId !== undefined && route.actorId !== undefined) {
       forUser(route.actorId).revokedTokens.push(route.tokenId);

@@ -127,7 +127,7 @@ export class AppStreamHub extends DurableObject<Env> {
     const now = Date.now();
     let sent = 0;
     let stored = false;
-    for (const e of events) {
+    for (const e of this.buffer.fresh(events)) {
       const rows = (
         e.appIds === null
           ? sql.exec<{ stream_id: number; mask: number }>("SELECT stream_id, mask FROM listening WHERE type = ?", e.mask)

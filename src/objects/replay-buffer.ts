@@ -87,6 +87,20 @@ export class ReplayBuffer {
     this.sql.exec("UPDATE replay_streams SET retire_at = ? WHERE id = ?", retireAt, id);
   }
 
+  /**
+   * The events not applied yet: those without a relay sequence, or above the highest sequence
+   * applied; records the new highest. The relay delivers in sequence order and repeats a
+   * delivery it is not sure of, so a repeat is skipped here (call it in the same synchronous
+   * step as the storing, so both commit together).
+   */
+  fresh<T extends { seq?: number }>(events: T[]): T[] {
+    const applied = this.sql.exec<{ value: number }>("SELECT value FROM replay_meta WHERE name = 'relay_seq'").toArray()[0]?.value ?? 0;
+    const fresh = events.filter((e) => e.seq === undefined || e.seq > applied);
+    const highest = Math.max(applied, ...fresh.map((e) => e.seq ?? 0));
+    if (highest > applied) this.sql.exec("INSERT OR REPLACE INTO replay_meta (name, value) VALUES ('relay_seq', ?)", highest);
+    return fresh;
+  }
+
   /** Stores an event once; returns its id for `append`. */
   store(e: StoredEvent, at: number): number {
     return this.sql

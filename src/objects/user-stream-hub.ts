@@ -254,7 +254,7 @@ export class UserStreamHub extends DurableObject<Env> {
     const stale: string[] = [];
     let sent = 0;
     let stored = false;
-    for (const e of events) {
+    for (const e of this.buffer.fresh(events)) {
       const targets = Array.isArray(e.targets) ? subscribed(e.targets, conns, stale, e) : own(e.targets, conns);
       if (!targets.length) continue;
       stored = true;
