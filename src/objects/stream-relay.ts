@@ -95,7 +95,7 @@ export class StreamRelay extends DurableObject<Env> {
     const db = openDb(this.env);
     for (;;) {
       const rows = await rowsAfter(db, this.cursor, STEP);
-      if (!rows.length) return;
+      if (!rows.length) break;
       const ready = await this.eventsOf(db, rows);
       if (!ready.length) {
         await armAlarm(this.ctx, Date.now() + HAND_OFF_WAIT_MS);
@@ -119,6 +119,7 @@ export class StreamRelay extends DurableObject<Env> {
         return;
       }
     }
+    // Drained: the heartbeat stays armed, so a row committed by a writer that dies before its poke is found.
     await armAlarm(this.ctx, Date.now() + HEARTBEAT_MS);
   }
 
