@@ -1,4 +1,6 @@
+import { sql } from "drizzle-orm";
 import type { Db } from "../db";
+import { allRows } from "../db/batch";
 import { getMessage } from "../stores/messages";
 import { readPostsByIds } from "../stores/posts";
 import { renderMessage } from "../views/message";
@@ -29,8 +31,11 @@ export async function renderFromRefs(db: Db, env: Env, rows: OutboxRow[]): Promi
         const post = posts?.byId.get(ref.id);
         if (post) return { ...base, data: renderPostForEvent(post, posts!.byId, view(i)) };
       }
-      if (row.type === "message" && ref?.id !== undefined && ref.route?.channelId !== undefined) {
-        const message = await getMessage(db, ref.route.channelId, ref.id, null);
+      if (row.type === "message" && ref?.id !== undefined) {
+        // The batch may have created the channel (a private message): its id is read here.
+        const channelId = ref.route?.channelId ?? (await allRows<{ channel_id: number }>(db, sql`SELECT channel_id FROM messages WHERE id = ${ref.id}`))[0]?.channel_id;
+        // Read as its author, as the writer read it back (the channel may be private); rendered for no viewer.
+        const message = channelId === undefined ? undefined : await getMessage(db, Number(channelId), ref.id, ref.route?.actorId ?? null);
         if (message) return { ...base, data: renderMessage(message, view(i), { raw: true }) };
       }
       console.error(JSON.stringify({ error: "outbox row not renderable", seq: row.id, type: row.type }));

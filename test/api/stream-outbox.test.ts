@@ -115,4 +115,34 @@ describe("stream outbox and relay", () => {
     expect(texts(s)).toEqual(["once only 1", "once only 2", "once only 3"]);
     s.ws.close(1000);
   });
+
+  it("renders a message whose writer died after its commit from its reference, with the meta a live one has", async () => {
+    const { app, token, s } = await appStream(["message"], "outbox_message");
+    const user = await makeUser();
+    const t = await userToken(app, user, ALL_SCOPES);
+    const channel = await call("POST", "/channels", { token: t, json: { type: "com.example.chat" } });
+    expect(channel.status, channel.text).toBe(201);
+    const send = async (text: string, headers: Record<string, string> = {}) => {
+      const res = await call("POST", `/channels/${channel.body.data.id}/messages`, { token: t, json: { text }, headers });
+      expect(res.status, res.text).toBe(201);
+      return res.body.data.id as string;
+    };
+    await send("handed over");
+    await waitForEvents(s, 1);
+    const live = eventsOf(s)[0];
+    s.ws.close(1000);
+    await s.closed;
+    const lostId = await send("never handed over", { "X-Test-Skip-Relay-Poke": "1" });
+    const row = (await DB.prepare("SELECT id, ref FROM stream_outbox WHERE type = 'message' ORDER BY id").all<any>()).results.find(
+      (r) => JSON.parse(r.ref).id === Number(lostId),
+    );
+    await relayUntil(Number(row.id));
+    const back = await socket(`/app?key=outbox_message&since=${live.meta.id}`, token);
+    await back.next();
+    await waitForEvents(back, 1);
+    const [frame] = eventsOf(back);
+    expect(frame.meta).toEqual({ ...live.meta, id: String(Number(live.meta.id) + 1), timestamp: frame.meta.timestamp });
+    expect(frame.data[0]).toMatchObject({ id: lostId, channel_id: channel.body.data.id, content: { text: "never handed over" } });
+    back.ws.close(1000);
+  });
 });
