@@ -742,3 +742,19 @@ export const interactionEvents = sqliteTable(
   ],
 );
 
+
+/**
+ * The transactional outbox of stream events (README "Streams: the outbox"): a row is written in
+ * the same batch/transaction as the data that causes the event, so a committed write always has
+ * its event and a failed one has none. `id` is the event's global sequence (commit order: D1
+ * serializes writers; on Postgres the insert takes a transaction-scoped advisory lock). `ref`
+ * says what to render (type, object id, is_deleted, route) when no rendered `payload` reached
+ * the relay (src/objects/stream-relay.ts), which delivers rows in order and trims them.
+ */
+export const streamOutbox = sqliteTable("stream_outbox", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  type: text("type").notNull(),
+  ref: text("ref"),
+  payload: text("payload"),
+  createdAt: createdAt(),
+});

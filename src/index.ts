@@ -8,8 +8,9 @@ export { PresenceTimer } from "./objects/presence-timer";
 export { AppStreamRegistry } from "./objects/app-stream-registry";
 export { AppStreamHub } from "./objects/app-stream-hub";
 export { UserStreamHub } from "./objects/user-stream-hub";
+export { StreamRelay } from "./objects/stream-relay";
 
-// Events published by writes are delivered to the stream sockets (src/events/deliver.ts).
+// Events are delivered to the stream sockets (src/events/deliver.ts) by the outbox relay (src/objects/stream-relay.ts).
 setEventSink(deliverEvents);
 
 // Where a request enters: the Hono app (src/app.ts) handles all HTTP; Durable Object classes

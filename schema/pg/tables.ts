@@ -770,3 +770,12 @@ export const interactionEvents = pgTable(
     uniqueIndex("interaction_events_actor").on(t.groupId, t.actorId),
   ],
 );
+
+/** The transactional outbox of stream events (see schema/tables.ts). */
+export const streamOutbox = pgTable("stream_outbox", {
+  id: id(),
+  type: text("type").notNull(),
+  ref: text("ref"),
+  payload: text("payload"),
+  createdAt: createdAt(),
+});

@@ -16,6 +16,8 @@ export interface AppHubEvent {
   appIds: number[] | null;
   /** Extra meta fields of app stream frames (JSON without braces; src/events/event-meta.ts). */
   meta?: string;
+  /** The outbox sequence: a hub skips an event whose sequence it has applied (a relay retry). */
+  seq?: number;
 }
 
 /** One event as a user's stream hub receives it: data serialized once, and the connections it goes to. */
@@ -23,6 +25,8 @@ export interface UserHubEvent {
   event: StoredEvent;
   /** Extra meta fields of user stream frames (JSON without braces). */
   meta?: string;
+  /** The outbox sequence (see AppHubEvent). */
+  seq?: number;
   /** What subscription filters read that the data does not say (the channel type of a message). */
   channelType?: string;
   /** Subscriptions of this user that asked for it, per connection; or the user's own connections. */
@@ -67,6 +71,7 @@ export async function deliverEvents(env: Env, events: StampedEvent[]): Promise<v
   const appEvents = (results: RawResult[], metas: EventMeta[]) =>
     plans.map((p, i) => ({
       mask: typeMask([p.event.type]),
+      seq: p.event.seq,
       event: p.stored,
       appIds: resolveApps(p.appAudience, results[slots[i].apps]),
       meta: [metas[i].common, metas[i].relay].filter((m) => m).join(","),
@@ -91,10 +96,10 @@ export async function deliverEvents(env: Env, events: StampedEvent[]): Promise<v
     }
     for (const [shard, conns] of byShard) {
       const targets = [...conns].map(([connectionId, subscriptionIds]) => ({ connectionId, subscriptionIds }));
-      forShard(shard).events.push({ event: p.stored, meta: metas[i].common, channelType: metas[i].channelType, targets });
+      forShard(shard).events.push({ seq: p.event.seq, event: p.stored, meta: metas[i].common, channelType: metas[i].channelType, targets });
     }
     const own = p.ownConnections;
-    if (own) forShard(userShardOf(own.userId)).events.push({ event: p.stored, meta: metas[i].common, targets: own });
+    if (own) forShard(userShardOf(own.userId)).events.push({ seq: p.event.seq, event: p.stored, meta: metas[i].common, targets: own });
     const { route } = p.event;
     if (p.event.type === "token" && p.event.isDeleted && route?.tokenId !== undefined && route.actorId !== undefined) {
       forShard(userShardOf(route.actorId)).revokedTokens.push(route.tokenId);

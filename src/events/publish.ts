@@ -1,5 +1,7 @@
 import type { Context } from "hono";
+import { openDb } from "../db";
 import { now } from "../http/time";
+import { appendEvents } from "./outbox";
 import type { AppEnv } from "../http/types";
 
 /** Object types of app stream events (api.md "App streams"). */
@@ -49,11 +51,15 @@ export interface DomainEvent {
     /** Marker events: the actor's connection that made the change (it is not told of it). */
     exceptConnectionId?: string;
   };
+  /** The event's sequence when the write reserved its outbox row in its own batch (src/events/outbox.ts). */
+  seq?: number;
 }
 
 /**
- * An event as delivered: stamped once, so every socket sees the same `timestamp`. Its `meta.id`
- * is given by each stream hub: the cursor of the stream it goes to (src/events/replay.ts).
+ * An event as delivered: stamped once, so every socket sees the same `timestamp`, and numbered
+ * once by the outbox (`seq`, the global order the relay delivers in; hubs skip a `seq` they have
+ * applied). Its `meta.id` is given by each stream hub: the cursor of the stream it goes to
+ * (src/events/replay.ts).
  */
 export interface StampedEvent extends DomainEvent {
   /** Unix seconds. */
@@ -63,30 +69,50 @@ export interface StampedEvent extends DomainEvent {
 type Sink = (env: Env, events: StampedEvent[]) => Promise<void>;
 let sink: Sink | null = null;
 
-/** Installs the delivery of events (the stream hub); set once at start-up by the Worker entry. */
+/** Installs the delivery of events (the stream hubs); set once at start-up by the Worker entry. */
 export function setEventSink(s: Sink): void {
   sink = s;
 }
 
+/** Delivers events to the stream hubs: only the relay calls this (src/objects/stream-relay.ts). */
+export async function sendToSink(env: Env, events: StampedEvent[]): Promise<void> {
+  if (sink && events.length) await sink(env, events);
+}
+
+/** The relay that moves outbox rows to the hubs, in order (one object: one global order). */
+export const streamRelay = (env: Env) => env.STREAM_RELAY.getByName("relay");
+
 /**
  * Publishes events after the response: never slows the write, and a delivery failure never
- * fails it. Writes call this once with everything they changed.
+ * fails it. Writes call this once with everything they changed. Events whose outbox row the
+ * write reserved in its batch (`seq` set) are only handed to the relay; the others are recorded
+ * in the outbox first. Tests may skip the hand-off (`X-Test-Skip-Relay-Poke: 1`, with the test
+ * clock allowed) to play a writer that died after its commit: the relay's alarm finds the row.
  */
 export function publish(c: Context<AppEnv>, ...events: DomainEvent[]): void {
   // The request's clock (tests move it with X-Test-Now); callers outside a request may pass a bare context.
-  publishAt(c.env, c.executionCtx, c.req ? now(c) : Math.floor(Date.now() / 1000), events);
+  const poke = !(c.req && c.env.ALLOW_TEST_CLOCK === "1" && c.req.header("X-Test-Skip-Relay-Poke") === "1");
+  publishAt(c.env, c.executionCtx, c.req ? now(c) : Math.floor(Date.now() / 1000), events, poke);
 }
 
 /**
  * `publish` for code that runs outside a request (Durable Object alarms, queues): the same
- * sink, kept alive by the given context's `waitUntil`.
+ * outbox and relay, kept alive by the given context's `waitUntil`.
  */
 export function publishFromEnv(env: Env, ctx: { waitUntil(promise: Promise<unknown>): void }, ...events: DomainEvent[]): void {
-  publishAt(env, ctx, Math.floor(Date.now() / 1000), events);
+  publishAt(env, ctx, Math.floor(Date.now() / 1000), events, true);
 }
 
-function publishAt(env: Env, ctx: { waitUntil(promise: Promise<unknown>): void }, timestamp: number, events: DomainEvent[]): void {
-  if (!sink || !events.length) return;
+function publishAt(env: Env, ctx: { waitUntil(promise: Promise<unknown>): void }, timestamp: number, events: DomainEvent[], poke: boolean): void {
+  if (!events.length) return;
   const stamped = events.map((e) => ({ ...e, timestamp }));
-  ctx.waitUntil(sink(env, stamped).catch((e) => console.error(JSON.stringify({ error: "event delivery failed", detail: String(e) }))));
+  ctx.waitUntil(handOff(env, stamped, poke).catch((e) => console.error(JSON.stringify({ error: "event hand-off failed", detail: String(e) }))));
+}
+
+/** Records the events not reserved in the write's batch, then pokes the relay with all of them. */
+async function handOff(env: Env, events: StampedEvent[], poke: boolean): Promise<void> {
+  const reserved = events.filter((e) => e.seq !== undefined);
+  const rest = events.filter((e) => e.seq === undefined);
+  const appended = rest.length ? await appendEvents(openDb(env), rest) : [];
+  if (poke) await streamRelay(env).poke([...reserved, ...appended]);
 }

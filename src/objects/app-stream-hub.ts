@@ -150,11 +150,12 @@ export class AppStreamHub extends DurableObject<Env> {
       stored = true;
       const streams = [...new Set(rows.map((r) => r.stream_id))];
       const extra = e.meta || undefined;
-      const cursors = this.buffer.append(this.buffer.store(e.event, now), now, streams.map((id) => ({ id, extra })));
+      const cursors = this.buffer.append(this.buffer.store(e.event, now), now, streams.map((id) => ({ id, extra })), e.seq);
       for (const { stream_id: streamId, mask } of rows) {
-        const sockets = this.ctx.getWebSockets(groupTag(streamId, mask));
+        const cursor = cursors.get(streamId);
+        const sockets = cursor === undefined ? [] : this.ctx.getWebSockets(groupTag(streamId, mask)); // no cursor: applied before (a relay repeat)
         if (!sockets.length) continue;
-        const frame = frameText(e.event, cursors.get(streamId)!, extra);
+        const frame = frameText(e.event, cursor!, extra);
         // The buffer keeps the event as published; each socket gets it rendered as it asked,
         // shaped once per rendering.
         const shaped = new Map<string, string>();

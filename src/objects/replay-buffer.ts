@@ -46,6 +46,9 @@ export class ReplayBuffer {
       PRIMARY KEY (stream_id, seq)) WITHOUT ROWID`);
     sql.exec("CREATE INDEX IF NOT EXISTS replay_entries_event ON replay_entries (event_id)");
     sql.exec("CREATE TABLE IF NOT EXISTS replay_meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL)");
+    // The highest relay sequence each stream has applied (see `append`); added to older storage.
+    const columns = sql.exec<{ name: string }>("SELECT name FROM pragma_table_info('replay_streams')").toArray();
+    if (!columns.some((c) => c.name === "relay_seq")) sql.exec("ALTER TABLE replay_streams ADD COLUMN relay_seq INTEGER NOT NULL DEFAULT 0");
   }
 
   /** The stream of that name, created (numbered above every retired cursor) when missing. */
@@ -97,15 +100,24 @@ export class ReplayBuffer {
   /**
    * Gives the stored event the next cursor of each stream (with `extra`, e.g. the
    * subscription ids of a user stream connection); returns the cursor per stream id.
+   * With the event's relay sequence `seq`, a stream that already applied it (or a later one) is
+   * passed over and left out of the result: the relay delivers in sequence order and repeats a
+   * delivery it is not sure of, and one event can reach a hub in several calls (recipient
+   * batches), so the check is per stream, not per hub.
    */
-  append(eventId: number, at: number, streams: { id: number; extra?: string }[]): Map<number, number> {
+  append(eventId: number, at: number, streams: { id: number; extra?: string }[], seq?: number): Map<number, number> {
     // Two statements whatever the number of streams: fan-out to many keys stays cheap.
-    const numbered = this.sql
-      .exec<{ id: number; last: number }>(
-        "UPDATE replay_streams SET last = last + 1 WHERE id IN (SELECT value FROM json_each(?)) RETURNING id, last",
-        JSON.stringify(streams.map((s) => s.id)),
-      )
-      .toArray();
+    const ids = JSON.stringify(streams.map((s) => s.id));
+    const numbered = (
+      seq === undefined
+        ? this.sql.exec<{ id: number; last: number }>("UPDATE replay_streams SET last = last + 1 WHERE id IN (SELECT value FROM json_each(?)) RETURNING id, last", ids)
+        : this.sql.exec<{ id: number; last: number }>(
+            "UPDATE replay_streams SET last = last + 1, relay_seq = ? WHERE id IN (SELECT value FROM json_each(?)) AND relay_seq < ? RETURNING id, last",
+            seq,
+            ids,
+            seq,
+          )
+    ).toArray();
     const extras = new Map(streams.map((s) => [s.id, s.extra ?? null]));
     this.sql.exec(
       `INSERT INTO replay_entries (stream_id, seq, event_id, at, extra)

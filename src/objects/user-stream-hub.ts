@@ -212,13 +212,14 @@ export class UserStreamHub extends DurableObject<Env> {
       for (const group of byShape.values()) {
         const event = { ...e.event, data: shapeData(e.event.data, group[0].conn.params) };
         const withIds = group.map((t) => ({ conn: t.conn, extra: joinMeta(`"subscription_ids":${JSON.stringify(t.ids)}`, e.meta) }));
-        const cursors = this.buffer.append(this.buffer.store(event, now), now, withIds.map((t) => ({ id: t.conn.streamId, extra: t.extra })));
+        const cursors = this.buffer.append(this.buffer.store(event, now), now, withIds.map((t) => ({ id: t.conn.streamId, extra: t.extra })), e.seq);
         frames += cursors.size;
         for (const t of withIds) {
+          const cursor = cursors.get(t.conn.streamId);
           const ws = this.socket(t.conn.id);
-          if (!ws || this.catchUp.has(ws)) continue;
+          if (cursor === undefined || !ws || this.catchUp.has(ws)) continue; // no cursor: applied before (a relay repeat)
           try {
-            ws.send(frameText(event, cursors.get(t.conn.streamId)!, t.extra));
+            ws.send(frameText(event, cursor, t.extra));
             sent++;
           } catch {
             // closing socket

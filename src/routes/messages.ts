@@ -100,11 +100,13 @@ async function sendMessage(
     fileIds,
     facets: messageFacets(text, raw),
     autoSubscribe,
+    event: { origin: eventView(c).origin, route: { actorId: user.id } },
   });
   const ev = eventView(c);
   const msg = created.message;
   const mentioned = text.entities.mentions.filter((m) => m.id).map((m) => Number(m.id));
   publish(c, {
+    seq: created.seq,
     type: "message",
     data: renderMessage(msg, ev, { raw: true }),
     route: { actorId: user.id, channelId: msg.channelId, userIds: [...new Set([...mentioned, ...autoSubscribe])] },

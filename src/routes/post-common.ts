@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { userToken } from "../auth/access";
+import type { OutboxRef } from "../events/outbox";
 import { publish } from "../events/publish";
 import { ok } from "../http/envelope";
 import { finishPage, pageQuery, type Page } from "../http/pagination";
@@ -101,6 +102,9 @@ export function renderPage(c: Ctx, set: PostSet, page: Page, changes: ChangedIds
   );
 }
 
+/** The outbox reference of a post event reserved in the write's batch (src/events/outbox.ts). */
+export const postEventRef = (c: Ctx, actorId: number, isDeleted = false): OutboxRef => ({ origin: eventContext(c).origin, isDeleted, route: { actorId } });
+
 /** Users an event about a post concerns: mentioned users, the author reposted, and `also` (the author replied to). */
 function concerned(view: PostView, set: PostSet, also: number[]): number[] {
   const ids = new Set<number>(also);
@@ -113,8 +117,9 @@ function concerned(view: PostView, set: PostSet, also: number[]): number[] {
 }
 
 /** The `post` event of a post created, revised, reposted or deleted (rendered for no viewer). */
-export function publishPost(c: Ctx, view: PostView, set: PostSet, opts: { isDeleted?: boolean; also?: number[] } = {}) {
+export function publishPost(c: Ctx, view: PostView, set: PostSet, opts: { isDeleted?: boolean; also?: number[]; seq?: number } = {}) {
   publish(c, {
+    seq: opts.seq,
     type: "post",
     data: renderPostForEvent(view, set.byId, eventContext(c)),
     isDeleted: opts.isDeleted ?? false,

@@ -12,7 +12,7 @@ import { getPostBasics, readPost, readPostsByIds, readRevisions } from "../store
 import { normalizeTag, withObjectId, type TextResult } from "../text";
 import { viewContext } from "../views/context";
 import { renderRevision } from "../views/post";
-import { EXAMPLE_POST, onePost, PostQuery, PostSchema, postParam, publishPost, readOptions, render, WRITE_POST } from "./post-common";
+import { EXAMPLE_POST, onePost, PostQuery, PostSchema, postEventRef, postParam, publishPost, readOptions, render, WRITE_POST } from "./post-common";
 import { prepareRaw } from "../services/raw-core";
 
 // Posts themselves: create, look up, revise, delete. Lists are in post-streams.ts, actions on
@@ -113,6 +113,7 @@ export const postRoutes = createRouter()
         replyTo: target ? { id: target.id, userId: target.userId } : null,
         at: now(c),
         marker: on(c.req.valid("query").update_marker) ? { version: crypto.randomUUID() } : null,
+        event: postEventRef(c, user.id),
       });
       if (!result.ok) {
         if (result.reason === "duplicate") {
@@ -120,7 +121,7 @@ export const postRoutes = createRouter()
         }
         throw ApiError.badRequest("'reply_to' names no post, or a deleted one");
       }
-      publishPost(c, result.view, result.set, { also: target ? [target.userId] : [] });
+      publishPost(c, result.view, result.set, { also: target ? [target.userId] : [], seq: result.seq });
       return ok(c, render(c, result.view, result.set), {}, 201);
     },
   )

@@ -5,6 +5,7 @@ import type { Facet } from "./message-facets";
 import type { UserView } from "./users";
 import type { Db } from "../db";
 import { allRows, boundShape } from "../db/batch";
+import { reserveEvent, type OutboxRef } from "../events/outbox";
 import {
   PM_TYPE,
   batchRows,
@@ -157,6 +158,8 @@ export interface NewMessage {
   autoSubscribe: number[];
   /** Further writes for the same batch; they may use NEW_MESSAGE_ID. */
   extraWrites?: SQL[];
+  /** The message event's outbox row, reserved in the same batch (src/events/outbox.ts). */
+  event?: OutboxRef;
 }
 
 export interface CreatedMessage {
@@ -166,6 +169,8 @@ export interface CreatedMessage {
   channelCreated: boolean;
   /** Users this message subscribed, with their user rows (for events). */
   newSubscribers: UserView[];
+  /** The message event's sequence, when its outbox row was reserved. */
+  seq?: number;
 }
 
 /**
@@ -236,6 +241,8 @@ export async function createMessage(db: Db, m: NewMessage): Promise<CreatedMessa
     refreshActivitySql(chan),
     ...(m.extraWrites ?? []),
   );
+  // The outbox row last among the writes: on Postgres it takes the outbox lock, held to commit.
+  if (m.event) stmts.push(reserveEvent("message", m.event, m.createdAt, NEW));
   const messageIndex = stmts.length;
   stmts.push(sql`SELECT ${messageColumnsSql(m.userId)} FROM messages m ${messageJoins} WHERE m.id = ${NEW}`);
   if (pm || m.autoSubscribe.length) {
@@ -252,6 +259,7 @@ export async function createMessage(db: Db, m: NewMessage): Promise<CreatedMessa
     channel: rows[messageIndex + 1]?.[0] ? readChannel(rows[messageIndex + 1][0]) : undefined,
     channelCreated: pm ? rows[0].length > 0 : false,
     newSubscribers: users,
+    seq: m.event ? Number(rows[messageIndex - 1][0].id) : undefined,
   };
 }
 

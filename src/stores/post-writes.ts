@@ -2,6 +2,8 @@ import { sql, type SQL } from "drizzle-orm";
 import { LIMITS } from "../config";
 import { isPostgres, type Db } from "../db";
 import { mixedBatch, violates } from "../db/batch";
+import type { RawResult } from "../db/types";
+import { reservedSeq, reserveEvent, type OutboxRef } from "../events/outbox";
 import { inList, int, jsonItem, jsonRows, jsonValues, lastId, text } from "../db/dialect";
 import type { TextResult } from "../text";
 import { fanOutSql, repostsClearSql } from "./home-timeline";
@@ -92,9 +94,11 @@ export interface NewPost {
   at: number;
   /** Sets the `personal` marker to the new post (update_marker=1). */
   marker: { version: string } | null;
+  /** The post event's outbox row, reserved in the same batch (src/events/outbox.ts). */
+  event?: OutboxRef;
 }
 
-export type CreateResult = { ok: true; set: PostSet; view: PostView } | { ok: false; reason: "duplicate" | "reply_to" };
+export type CreateResult = { ok: true; set: PostSet; view: PostView; seq?: number } | { ok: false; reason: "duplicate" | "reply_to" };
 
 export async function createPost(db: Db, p: NewPost): Promise<CreateResult> {
   const since = p.at - LIMITS.post.seconds_between_duplicates;
@@ -131,9 +135,12 @@ export async function createPost(db: Db, p: NewPost): Promise<CreateResult> {
   if (p.marker) {
     writes.push(markerWriteSql({ userId: p.userId, name: "personal", position: id, percentage: 0, reset: false, version: p.marker.version, at: p.at }));
   }
+  // The outbox row last among the writes: on Postgres it takes the outbox lock, held to commit.
+  if (p.event) writes.push(reserveEvent("post", p.event, p.at, id));
   try {
-    const set = readBack(await mixedBatch(db, [...writes, postsQuery(p.userId, sql`select ${id} as id`)]));
-    return { ok: true, set, view: set.page[0] };
+    const results = await mixedBatch(db, [...writes, postsQuery(p.userId, sql`select ${id} as id`)]);
+    const set = readBack(results);
+    return { ok: true, set, view: set.page[0], seq: p.event ? reservedSeq(results[results.length - 2] as RawResult) : undefined };
   } catch (err) {
     if (violates(err, "posts", "user_id")) return { ok: false, reason: "duplicate" };
     if (violates(err, "posts", "thread_id")) return { ok: false, reason: "reply_to" };

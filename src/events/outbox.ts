@@ -1,0 +1,100 @@
+import { sql, type SQL } from "drizzle-orm";
+import { isPostgres } from "../db/backend";
+import type { Db } from "../db";
+import { runBatch } from "../db/batch";
+import type { DomainEvent, EventType, StampedEvent } from "./publish";
+
+/**
+ * The transactional outbox (table `stream_outbox`, README "Streams: outbox and relay").
+ *
+ * A write that causes an event adds `reserveEvent(...)` to its own D1 batch / Postgres
+ * transaction: the row commits with the data or not at all, and its autoincrement id is the
+ * event's global sequence. The row holds a *reference* (type, object id, is_deleted, route,
+ * origin), not the rendered event: the event's data is the object as read back after the write
+ * (ids, counts, rendered text), which is not known when the batch is built. After commit the
+ * writer renders the event as before and hands it to the relay (a latency hint that saves the
+ * relay a read); a row whose rendering never arrived (the writer died) is rendered by the relay
+ * from its reference (src/events/outbox-render.ts).
+ *
+ * Writes not converted yet call `publish` without a reservation: their rendered events are
+ * inserted after commit with their payload (`appendEvents`), ordered and retried like the rest
+ * but not atomic with the write.
+ */
+
+/** What the relay needs to render an event from the database when the writer's rendering is lost. */
+export interface OutboxRef {
+  /** The object's id, filled in by the batch (it may be allocated by the batch itself). */
+  id?: number;
+  isDeleted?: boolean;
+  route?: DomainEvent["route"];
+  /** The origin links in the rendered object use (the request's, when PUBLIC_ORIGIN is empty). */
+  origin: string;
+}
+
+/** Any number the advisory lock uses; it only has to be the same for every writer of the outbox. */
+const OUTBOX_LOCK = 4_807_001;
+
+/**
+ * Postgres hands sequence values out at insert, not at commit, so without care a row with a
+ * lower id could become visible after a higher one and a relay reading `id > cursor` would pass
+ * it by. The insert first takes a transaction-scoped advisory lock, held to commit: outbox
+ * writers commit one at a time, in id order (D1 serializes every write already).
+ */
+const lockSource = isPostgres ? sql`FROM (SELECT pg_advisory_xact_lock(${OUTBOX_LOCK})) AS outbox_lock` : sql``;
+
+/**
+ * The statement, for the write's own batch, that records an event; its one row is `{id}` (the
+ * sequence). `objectId`: a SQL expression of the object's id when the batch allocates it.
+ */
+export function reserveEvent(type: EventType, ref: OutboxRef, at: number, objectId?: SQL): SQL {
+  const { id, ...rest } = ref;
+  const json = JSON.stringify(rest);
+  // `{"isDeleted":…,"id":<id>}`: the id spliced in by SQL when the batch allocates it.
+  const refSql = objectId
+    ? sql`${json.slice(0, -1) + (json.length > 2 ? "," : "") + '"id":'} || CAST(${objectId} AS TEXT) || '}'`
+    : sql`${JSON.stringify({ ...rest, ...(id !== undefined ? { id } : {}) })}`;
+  return sql`INSERT INTO stream_outbox (type, ref, created_at) SELECT ${type}, ${refSql}, ${at} ${lockSource} RETURNING id`;
+}
+
+/** The sequence a `reserveEvent` statement returned (its raw result's first row). */
+export const reservedSeq = (result: { results?: unknown[] } | undefined): number | undefined => {
+  const row = result?.results?.[0] as { id?: number | string } | undefined;
+  return row?.id === undefined ? undefined : Number(row.id);
+};
+
+/** Records already rendered events (writes not reserving in their batch, alarms): one batch, one statement each. */
+export async function appendEvents(db: Db, events: StampedEvent[]): Promise<StampedEvent[]> {
+  if (!events.length) return [];
+  const results = await runBatch(
+    db,
+    events.map((e) => sql`INSERT INTO stream_outbox (type, payload, created_at) SELECT ${e.type}, ${JSON.stringify(e)}, ${e.timestamp} ${lockSource} RETURNING id`),
+  );
+  return events.map((e, i) => ({ ...e, seq: reservedSeq(results[i]) }));
+}
+
+/** One outbox row as the relay reads it. */
+export interface OutboxRow {
+  id: number;
+  type: EventType;
+  ref: string | null;
+  payload: string | null;
+  created_at: number;
+}
+
+/** The next rows after `cursor`, in sequence order. */
+export async function rowsAfter(db: Db, cursor: number, limit: number): Promise<OutboxRow[]> {
+  const [r] = await runBatch(db, [sql`SELECT id, type, ref, payload, created_at FROM stream_outbox WHERE id > ${cursor} ORDER BY id LIMIT ${limit}`]);
+  return (r.results as unknown as OutboxRow[]).map((row) => ({ ...row, id: Number(row.id), created_at: Number(row.created_at) }));
+}
+
+/**
+ * Drops delivered rows past the replay window: a row goes when it is delivered, older than
+ * `seconds` and not among the newest `events` (the same window the hubs keep).
+ */
+export async function trimOutbox(db: Db, delivered: number, nowSeconds: number, limits: { seconds: number; events: number }): Promise<number> {
+  const [r] = await runBatch(db, [
+    sql`DELETE FROM stream_outbox WHERE id <= ${delivered} AND created_at < ${nowSeconds - limits.seconds}
+      AND id <= (SELECT MAX(id) FROM stream_outbox) - ${limits.events}`,
+  ]);
+  return r.changes ?? 0;
+}
