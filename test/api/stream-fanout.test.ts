@@ -78,6 +78,36 @@ describe("user stream fan-out", () => {
     expect(calls.map((c) => c.revokedTokens)).toEqual([...calls.slice(1).map(() => []), [7]]);
   });
 
+  it("applies a relay repeat once per connection, also for an event cut into several calls to one hub", async () => {
+    // The relay repeats deliveries it is not sure of, and userHubCalls cuts one event into calls
+    // of USER_FANOUT_BATCH connections: the repeat check must be per connection, not per hub.
+    const base = 9_000_000;
+    const shard = userShardOf(base);
+    const users = Array.from({ length: 2000 }, (_, i) => base + i).filter((u) => userShardOf(u) === shard).slice(0, 3);
+    const seqNo = 987_654_321;
+    const event = (userIds: number[]): UserHubEvent => ({
+      seq: seqNo,
+      event: { type: "post", timestamp: 0, isDeleted: false, data: "{}" },
+      targets: userIds.map((u) => ({ connectionId: `rp${u}`, subscriptionIds: [`rs${u}`] })),
+    });
+    const counts = await runInDurableObject(userHubShard(env, shard), async (instance, state) => {
+      const hub = instance as unknown as HubInternals & { deliver(events: UserHubEvent[], revoked?: number[]): Promise<unknown> };
+      for (const userId of users) {
+        const conn = hub.open({ userId, tokenId: 1, appId: 1 }, `rp${userId}`);
+        hub.conns.saveSubscriptions(conn.id, [{ id: `rs${userId}`, endpoint: "posts_me", channelId: null, targetId: null, flags: 0, params: {} }]);
+      }
+      const calls = [[event([users[0]])], [event([users[1], users[2]])]];
+      for (let round = 0; round < 2; round++) for (const c of calls) await hub.deliver(c);
+      return state.storage.sql
+        .exec<{ name: string; n: number }>(
+          "SELECT s.name, (SELECT count(*) FROM replay_entries e WHERE e.stream_id = s.id) AS n FROM replay_streams s WHERE s.name LIKE 'c:rp%' ORDER BY s.name",
+        )
+        .toArray()
+        .map((r) => r.n);
+    });
+    expect(counts).toEqual([1, 1, 1]);
+  });
+
   it("keeps each user's connections their own on a shared hub shard", async () => {
     const owner = await userStream();
     const sub = await subscribe("/posts/streams/me", owner.token, owner.cid);
