@@ -1,6 +1,6 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { setEventSink, type StampedEvent } from "../../src/events/publish";
+import { setEventSink, streamRelay, type StampedEvent } from "../../src/events/publish";
 import type { PresenceTimer } from "../../src/objects/presence-timer";
 import { openDb } from "../../src/db";
 import { runBatch } from "../../src/db/batch";
@@ -19,11 +19,32 @@ beforeAll(async () => {
   await call("GET", "/sys/config");
   setEventSink(async (_env, batch) => void events.push(...batch));
 });
-beforeEach(() => {
+/**
+ * Waits until the stream relay has handed every outbox row to the sink (events leave through the
+ * outbox, after the response): the last row is delivered and no newer row appeared meanwhile.
+ */
+async function relaySettled() {
+  const newest = async () => Number((await DB.prepare("SELECT coalesce(max(id), 0) AS n FROM stream_outbox").first<{ n: number }>())?.n ?? 0);
+  const deadline = Date.now() + 15_000;
+  let seen = -1;
+  for (;;) {
+    const last = await newest();
+    if ((await streamRelay(env).status()).cursor >= last) {
+      if (last === seen) return;
+      seen = last;
+    } else await runDurableObjectAlarm(streamRelay(env));
+    if (Date.now() > deadline) throw new Error("the stream relay did not deliver the outbox");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+beforeEach(async () => {
+  await relaySettled();
   events = [];
 });
-const presenceEvents = (userId: string) =>
-  events.filter((e) => e.type === "user_presence" && (e.data as { id: string }[]).some((p) => p.id === userId));
+const presenceEvents = async (userId: string) => {
+  await relaySettled();
+  return events.filter((e) => e.type === "user_presence" && (e.data as { id: string }[]).some((p) => p.id === userId));
+};
 
 const timer = (userId: string) => env.PRESENCE.get(env.PRESENCE.idFromName(userId)) as DurableObjectStub<PresenceTimer>;
 const row = (userId: string) =>
@@ -61,7 +82,7 @@ describe("PUT /users/me/presence: the transitions of api.md §3", () => {
     });
     expect(await presenceOf(user.id, token, t + 1)).toEqual(res.body.data);
     expect((await present(token, t + 1)).find((p) => p.id === user.id)).toEqual(res.body.data);
-    const [ev] = presenceEvents(user.id);
+    const [ev] = (await presenceEvents(user.id));
     expect(ev).toMatchObject({ type: "user_presence", data: [res.body.data] });
     expect(ev.isDeleted).toBeUndefined();
   });
@@ -91,7 +112,7 @@ describe("PUT /users/me/presence: the transitions of api.md §3", () => {
     expect((await call("PUT", "/users/me/presence", { token, form: { presence: "0" }, now: t + 7 })).body.data.presence).toBe("offline");
     const again = await call("PUT", "/users/me/presence", { token, form: { presence: "back" }, now: t + 8 });
     expect(again.body.data).toMatchObject({ presence: "back", last_seen_at: iso(t + 8) });
-    expect(presenceEvents(user.id).map((e) => (e.data as { presence: string }[])[0].presence)).toEqual(["in a meeting", hundred, "offline", "back"]);
+    expect((await presenceEvents(user.id)).map((e) => (e.data as { presence: string }[])[0].presence)).toEqual(["in a meeting", hundred, "offline", "back"]);
   });
 
   it("refuses text over 100 characters with 400 naming 'presence' and changes nothing", async () => {
@@ -108,7 +129,7 @@ describe("PUT /users/me/presence: the transitions of api.md §3", () => {
     expect(wrongType.status).toBe(400);
     expect(wrongType.body.meta.error_message).toContain("'presence'");
     expect(await presenceOf(user.id, token, t + 11)).toMatchObject({ presence: "before", last_seen_at: iso(t) });
-    expect(presenceEvents(user.id)).toEqual([]);
+    expect((await presenceEvents(user.id))).toEqual([]);
   });
 
   it("any status → offline with `offline` or `0`: removed from the list, last_seen_at kept, deletion event", async () => {
@@ -122,7 +143,7 @@ describe("PUT /users/me/presence: the transitions of api.md §3", () => {
       expect(res.body.data).toMatchObject({ id: user.id, presence: "offline", last_seen_at: iso(t + 60) });
       expect((await present(token, t + 61)).some((p) => p.id === user.id)).toBe(false);
       expect(await presenceOf(user.id, token, t + 61)).toMatchObject({ presence: "offline", last_seen_at: iso(t + 60) });
-      const evs = presenceEvents(user.id);
+      const evs = (await presenceEvents(user.id));
       expect(evs).toHaveLength(2);
       expect(evs[1]).toMatchObject({ isDeleted: true, data: [{ id: user.id, presence: "offline" }] });
     }
@@ -149,7 +170,7 @@ describe("PUT /users/me/presence: the transitions of api.md §3", () => {
     await call("PUT", "/users/me/presence", { token, now: t });
     const renewed = await call("PUT", "/users/me/presence", { token, form: { presence: "1" }, now: t + 30 });
     expect(renewed.body.data.last_seen_at).toBe(iso(t + 30));
-    expect(presenceEvents(user.id)).toHaveLength(1);
+    expect((await presenceEvents(user.id))).toHaveLength(1);
   });
 });
 
@@ -239,7 +260,7 @@ describe("update_presence on any authenticated call (convention 6)", () => {
     expect(res.body.meta).toEqual({ code: 200, updated_presence: true });
     expect(res.body.data).toMatchObject({ presence: "from query", last_seen_at: iso(t) });
     expect(await presenceOf(user.id, token, t)).toMatchObject({ presence: "from query" });
-    expect(presenceEvents(user.id)).toHaveLength(1);
+    expect((await presenceEvents(user.id))).toHaveLength(1);
     // The body is not even read: an over-long body value does not matter.
     const off = await call("PUT", "/users/me/presence?update_presence=0", { token, form: { presence: "z".repeat(101) }, now: t + 1 });
     expect(off.status).toBe(200);
@@ -273,7 +294,7 @@ describe("expiry: 15 minutes without a newer status", () => {
     events = [];
     expect(await runDurableObjectAlarm(timer(user.id))).toBe(true);
     expect(await row(user.id)).toEqual({ presence: "offline", last_seen_at: set, expires_at: 0 });
-    const evs = presenceEvents(user.id);
+    const evs = (await presenceEvents(user.id));
     expect(evs).toHaveLength(1);
     expect(evs[0]).toMatchObject({
       type: "user_presence",
@@ -285,7 +306,7 @@ describe("expiry: 15 minutes without a newer status", () => {
     await runInDurableObject(timer(user.id), (instance) => instance.alarm());
     expect(await runDurableObjectAlarm(timer(user.id))).toBe(false);
     expect(await row(user.id)).toEqual({ presence: "offline", last_seen_at: set, expires_at: 0 });
-    expect(presenceEvents(user.id)).toHaveLength(1);
+    expect((await presenceEvents(user.id))).toHaveLength(1);
   });
 
   it("a status renewed after the alarm was set is not taken offline; the alarm moves to the new expiry", async () => {
@@ -297,7 +318,7 @@ describe("expiry: 15 minutes without a newer status", () => {
     events = [];
     expect(await runDurableObjectAlarm(timer(user.id))).toBe(true);
     expect(await row(user.id)).toEqual({ presence: "two", last_seen_at: renewedAt, expires_at: renewedAt + LIFETIME });
-    expect(presenceEvents(user.id)).toEqual([]);
+    expect((await presenceEvents(user.id))).toEqual([]);
     const alarmAt = await runInDurableObject(timer(user.id), (_i, state) => state.storage.getAlarm());
     expect(alarmAt).toBe((renewedAt + LIFETIME) * 1000);
     expect((await presenceOf(user.id, token)).presence).toBe("two");
@@ -311,7 +332,7 @@ describe("expiry: 15 minutes without a newer status", () => {
     events = [];
     expect(await runDurableObjectAlarm(timer(user.id))).toBe(true);
     expect(await row(user.id)).toEqual({ presence: "offline", last_seen_at: set + 10, expires_at: 0 });
-    expect(presenceEvents(user.id)).toEqual([]);
+    expect((await presenceEvents(user.id))).toEqual([]);
     // Back online from offline arms the timer again.
     const back = realNow();
     await call("GET", "/token?update_presence=1", { token, now: back });
@@ -320,7 +341,7 @@ describe("expiry: 15 minutes without a newer status", () => {
     events = [];
     expect(await runDurableObjectAlarm(timer(user.id))).toBe(true);
     expect((await row(user.id))?.presence).toBe("online");
-    expect(presenceEvents(user.id)).toEqual([]);
+    expect((await presenceEvents(user.id))).toEqual([]);
   });
 
   it("a user who was never armed has no alarm", async () => {

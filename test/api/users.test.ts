@@ -119,12 +119,13 @@ describe("PUT and PATCH /users/me", { timeout: 60_000 }, () => {
     const a = await actor(SCOPES);
     const appTok = await appToken(a.app);
     expect((await call("POST", "/streams", { token: appTok, json: { type: "long_poll", object_types: ["user"], key: "users" } })).status).toBe(200);
-    const s = await openStream("/app?key=users", appTok);
+    // The user's raw only when the connection asks for it (include_user_raw, as the reference says).
+    const s = await openStream("/app?key=users&include_user_raw=1", appTok);
     if (!("ws" in s)) throw new Error(`stream refused: ${s.status}`);
     await s.next((f) => f.meta?.connection_id !== undefined);
     await call("PATCH", "/users/me?include_counts=0", { token: a.token, json: { name: "Evented", raw: { "io.example.x": [{ v: 1 }] } } });
     const frame = await s.next((f) => f.meta?.type === "user" && f.data?.id === a.user.id);
-    // Rendered with the defaults (not the request's include_counts=0), with the user's raw.
+    // Rendered with the defaults (not the request's include_counts=0), with the user's raw as asked.
     expect(frame.data).toMatchObject({ name: "Evented", counts: expect.any(Object), raw: { "io.example.x": [{ v: 1 }] } });
     expect(frame.data.content).not.toHaveProperty("markdown_text");
     s.ws.close();
