@@ -7,6 +7,7 @@ import { renderMessage } from "../views/message";
 import { renderPostForEvent } from "../views/post";
 import type { ViewContext } from "../views/context";
 import type { OutboxRef, OutboxRow } from "./outbox";
+import { renderSocialRef } from "./outbox-render-social";
 import type { StampedEvent } from "./publish";
 
 /**
@@ -38,6 +39,12 @@ export async function renderFromRefs(db: Db, env: Env, rows: OutboxRow[]): Promi
         const message = channelId === undefined ? undefined : await getMessage(db, Number(channelId), ref.id, ref.route?.actorId ?? null);
         if (message) return { ...base, data: renderMessage(message, view(i), { raw: true }) };
       }
+      // --- Social writes (branch outbox-a): post revise/delete/repost/unrepost, bookmark, follow, mute, block, user. ---
+      if (ref) {
+        const data = await renderSocialRef(db, row.type, ref, view(i));
+        if (data !== undefined) return { ...base, data };
+      }
+      // --- end of social writes ---
       console.error(JSON.stringify({ error: "outbox row not renderable", seq: row.id, type: row.type }));
       return null;
     }),

@@ -46,15 +46,57 @@ const lockSource = isPostgres ? sql`FROM (SELECT pg_advisory_xact_lock(${OUTBOX_
  * The statement, for the write's own batch, that records an event; its one row is `{id}` (the
  * sequence). `objectId`: a SQL expression of the object's id when the batch allocates it.
  */
-export function reserveEvent(type: EventType, ref: OutboxRef, at: number, objectId?: SQL): SQL {
+export function reserveEvent(type: EventType, ref: OutboxRef, at: number, objectId?: SQL, when?: SQL): SQL {
   const { id, ...rest } = ref;
-  const json = JSON.stringify(rest);
-  // `{"isDeleted":…,"id":<id>}`: the id spliced in by SQL when the batch allocates it.
-  const refSql = objectId
-    ? sql`${json.slice(0, -1) + (json.length > 2 ? "," : "") + '"id":'} || CAST(${objectId} AS TEXT) || '}'`
-    : sql`${JSON.stringify({ ...rest, ...(id !== undefined ? { id } : {}) })}`;
-  return sql`INSERT INTO stream_outbox (type, ref, created_at) SELECT ${type}, ${refSql}, ${at} ${lockSource} RETURNING id`;
+  const refSql = objectId ? refText(rest, { id: objectId }) : sql`${JSON.stringify({ ...rest, ...(id !== undefined ? { id } : {}) })}`;
+  const where = when ? sql`WHERE ${when}` : sql``;
+  return sql`INSERT INTO stream_outbox (type, ref, created_at) SELECT ${type}, ${refSql}, ${at} ${lockSource} ${where} RETURNING id`;
 }
+
+/**
+ * A reference as a SQL text expression: `ref`'s JSON with `fields` (SQL expressions, numbers or
+ * JSON fragments) spliced in. A field that is NULL makes the whole text NULL: no event.
+ */
+export function refText(ref: Omit<OutboxRef, "id">, fields: Record<string, SQL>): SQL {
+  const json = JSON.stringify(ref);
+  let out = sql`${json.slice(0, -1)}`;
+  let first = json.length <= 2;
+  for (const [name, value] of Object.entries(fields)) {
+    out = sql`${out} || ${(first ? "" : ",") + JSON.stringify(name) + ":"} || CAST(${value} AS TEXT)`;
+    first = false;
+  }
+  return sql`(${out} || '}')`;
+}
+
+/**
+ * A reservation for a write whose own statements destroy what says whether it happened (a
+ * delete, an insert that may do nothing): `capture` goes where that still shows, `insert` last.
+ * `ref` is a SQL text (see `refText`), NULL when there is no event.
+ *
+ * On D1 (batches run one at a time) `capture` is the insert itself and `insert` a no-op. On
+ * Postgres the row must be inserted last, under the outbox lock: taken earlier, the lock would
+ * be held while the batch waits for row locks that another writer holds while it waits for the
+ * outbox lock (a deadlock). So `capture` keeps the reference in a transaction-local setting and
+ * `insert` reads it back. `slot` tells apart several reservations of one batch.
+ */
+export function reserveCaptured(type: EventType, at: number, ref: SQL, slot = 0): { capture: SQL; insert: SQL } {
+  if (!isPostgres) {
+    return {
+      capture: sql`INSERT INTO stream_outbox (type, ref, created_at) SELECT ${type}, r.ref, ${at} FROM (SELECT ${ref} AS ref) r WHERE r.ref IS NOT NULL RETURNING id`,
+      insert: sql`SELECT NULL AS id WHERE 1 = 0`,
+    };
+  }
+  const name = `stream_outbox.ref${slot}`;
+  return {
+    capture: sql`SELECT set_config(${name}, COALESCE(${ref}, ''), true) AS captured`,
+    insert: sql`INSERT INTO stream_outbox (type, ref, created_at) SELECT ${type}, current_setting(${name}), ${at} ${lockSource}
+      WHERE current_setting(${name}, true) <> '' RETURNING id`,
+  };
+}
+
+/** The sequence of a `reserveCaptured` pair: from whichever of its two statements inserted. */
+export const capturedSeq = (capture: { results?: unknown[] } | undefined, insert: { results?: unknown[] } | undefined) =>
+  reservedSeq(capture) ?? reservedSeq(insert);
 
 /** The sequence a `reserveEvent` statement returned (its raw result's first row). */
 export const reservedSeq = (result: { results?: unknown[] } | undefined): number | undefined => {

@@ -9,7 +9,7 @@ import { createRouter, defineRoute, errors, userRef } from "../http/route";
 import { oneUser, UserQuery } from "./user-common";
 import { now } from "../http/time";
 import type { AppEnv } from "../http/types";
-import { block, follow, mute, unblock, unfollow, unmute, type GraphChange } from "../stores/graph";
+import { block, follow, mute, unblock, unfollow, unmute, type GraphChange, type GraphEvent } from "../stores/graph";
 import { getUser, type UserView } from "../stores/users";
 import { eventContext, viewContext } from "../views/context";
 import { neutralUser } from "../views/post";
@@ -30,6 +30,9 @@ async function parties(c: Ctx, ref: string, action: string) {
 
 const neutral = (c: Ctx, u: UserView) => renderUser(neutralUser(u), eventContext(c));
 
+/** What the outbox reference of the change's event needs (reserved in the change's batch). */
+const graphEvent = (c: Ctx): GraphEvent => ({ origin: eventContext(c).origin, at: now(c) });
+
 /**
  * Publishes `{user, <key>}` (with `extra` events, in one call) when the change happened, and
  * answers with the user acted on.
@@ -39,6 +42,7 @@ function answer(c: Ctx, change: GraphChange, type: ObjectType, key: string, isDe
   const events = [...extra];
   if (change.changed && change.actor) {
     events.unshift({
+      seq: change.seq,
       type,
       data: { user: neutral(c, change.actor), [key]: neutral(c, change.target) },
       isDeleted,
@@ -69,7 +73,7 @@ export const graphRoutes = createRouter()
     const blocked = ApiError.forbidden("you cannot follow a user you blocked or who blocked you");
     if (target.youBlocked || target.blocksYou) throw blocked;
     if (target.youFollow) return ok(c, renderUser(target, view));
-    const result = await follow(c.var.db, me.id, targetId, now(c));
+    const result = await follow(c.var.db, me.id, targetId, now(c), graphEvent(c));
     if (!result.ok) {
       if (result.reason === "blocked") throw blocked;
       const current = await getUser(c.var.db, targetId, me.id);
@@ -79,35 +83,36 @@ export const graphRoutes = createRouter()
   })
   .openapi(route("delete", "/users/{user_id}/follow", "Unfollow a user; returns the user", "Emits a `follow` event with `is_deleted`."), async (c) => {
     const { me, targetId } = await parties(c, c.req.valid("param").user_id, "unfollow");
-    return answer(c, await unfollow(c.var.db, me.id, targetId), "follow", "followed_user", true);
+    return answer(c, await unfollow(c.var.db, me.id, targetId, graphEvent(c)), "follow", "followed_user", true);
   })
   .openapi(route("put", "/users/{user_id}/mute", "Mute a user: their posts leave the caller's streams", "Emits a `mute` event (to apps the caller authorized)."), async (c) => {
     const { me, targetId } = await parties(c, c.req.valid("param").user_id, "mute");
-    return answer(c, await mute(c.var.db, me.id, targetId, now(c)), "mute", "muted_user", false);
+    return answer(c, await mute(c.var.db, me.id, targetId, now(c), graphEvent(c)), "mute", "muted_user", false);
   })
   .openapi(route("delete", "/users/{user_id}/mute", "Unmute a user", "Emits a `mute` event with `is_deleted`."), async (c) => {
     const { me, targetId } = await parties(c, c.req.valid("param").user_id, "unmute");
-    return answer(c, await unmute(c.var.db, me.id, targetId), "mute", "muted_user", true);
+    return answer(c, await unmute(c.var.db, me.id, targetId, graphEvent(c)), "mute", "muted_user", true);
   })
   .openapi(route("put", "/users/{user_id}/block", "Block a user: ends follows both ways; hides each from the other's streams", "Emits a `block` event, and `follow` events with `is_deleted` for the follows it ended."), async (c) => {
     const { me, targetId } = await parties(c, c.req.valid("param").user_id, "block");
-    const result = await block(c.var.db, me.id, targetId, now(c));
+    const result = await block(c.var.db, me.id, targetId, now(c), graphEvent(c));
     // The follows the block ended are unfollow events of their own.
     const unfollows: DomainEvent[] = [];
     const { actor, target } = result;
     if (actor && target) {
-      const ended = (follower: UserView, followed: UserView): DomainEvent => ({
+      const ended = (follower: UserView, followed: UserView, seq: number | undefined): DomainEvent => ({
+        seq,
         type: "follow",
         data: { user: neutral(c, follower), followed_user: neutral(c, followed) },
         isDeleted: true,
         route: { actorId: follower.id, userIds: [followed.id] },
       });
-      if (result.unfollowed.byUser) unfollows.push(ended(actor, target));
-      if (result.unfollowed.byBlocked) unfollows.push(ended(target, actor));
+      if (result.unfollowed.byUser) unfollows.push(ended(actor, target, result.unfollowSeqs.byUser));
+      if (result.unfollowed.byBlocked) unfollows.push(ended(target, actor, result.unfollowSeqs.byBlocked));
     }
     return answer(c, result, "block", "blocked_user", false, unfollows);
   })
   .openapi(route("delete", "/users/{user_id}/block", "Unblock a user", "Emits a `block` event with `is_deleted`."), async (c) => {
     const { me, targetId } = await parties(c, c.req.valid("param").user_id, "unblock");
-    return answer(c, await unblock(c.var.db, me.id, targetId), "block", "blocked_user", true);
+    return answer(c, await unblock(c.var.db, me.id, targetId, graphEvent(c)), "block", "blocked_user", true);
   });

@@ -16,7 +16,7 @@ import { eventContext, viewContext } from "../views/context";
 import { neutralUser, renderPostForEvent } from "../views/post";
 import { renderUser } from "../views/user";
 import { parseActions } from "./interactions";
-import { EXAMPLE_POST, onePost, PostQuery, PostSchema, postParam, publishPost, render, WRITE_POST, type Ctx } from "./post-common";
+import { EXAMPLE_POST, onePost, PostQuery, PostSchema, postEventRef, postParam, publishPost, render, WRITE_POST, type Ctx } from "./post-common";
 import { EXAMPLE_USER } from "./user-common";
 
 // Actions on a post: repost, bookmark, report, and the list of interactions with it.
@@ -51,11 +51,12 @@ async function current(c: Ctx, id: number) {
 }
 
 /** The bookmark event `{user, post}`: the caller and the post, for no particular viewer. */
-function publishBookmark(c: Ctx, view: PostView, set: PostSet, isDeleted = false) {
+function publishBookmark(c: Ctx, view: PostView, set: PostSet, isDeleted = false, seq?: number) {
   const me = currentUser(c);
   const ctx = eventContext(c);
   const bookmarks = Math.max(0, me.bookmarks + (isDeleted ? -1 : 1));
   publish(c, {
+    seq,
     type: "bookmark",
     data: { user: renderUser({ ...neutralUser(me), bookmarks }, ctx), post: renderPostForEvent(view, set.byId, ctx) },
     isDeleted,
@@ -144,12 +145,12 @@ export const postActionRoutes = createRouter()
       if (target.isDeleted) throw ApiError.badRequest("a deleted post cannot be reposted");
       if (target.userId === user.id) throw ApiError.badRequest("you cannot repost your own post");
       if (post.youReposted) return current(c, target.id);
-      const result = await createRepost(c.var.db, { userId: user.id, appId: c.var.auth!.app.id, target, isNsfw, at: now(c) });
+      const result = await createRepost(c.var.db, { userId: user.id, appId: c.var.auth!.app.id, target, isNsfw, at: now(c), event: postEventRef(c, user.id) });
       if (!result.ok) {
         if (result.reason === "already") return current(c, target.id);
         throw ApiError.badRequest("a deleted post cannot be reposted");
       }
-      publishPost(c, result.repost, result.set);
+      publishPost(c, result.repost, result.set, { seq: result.seq });
       return ok(c, render(c, result.original, result.set), {}, 201);
     },
   )
@@ -165,9 +166,9 @@ export const postActionRoutes = createRouter()
     }),
     async (c) => {
       const user = currentUser(c);
-      const result = await deleteRepost(c.var.db, Number(c.req.valid("param").post_id), user.id);
+      const result = await deleteRepost(c.var.db, Number(c.req.valid("param").post_id), user.id, { ref: postEventRef(c, user.id), at: now(c) });
       if (!result) throw ApiError.notFound("no such post");
-      if (result.removed) publishPost(c, result.removed.page[0], result.removed, { isDeleted: true });
+      if (result.removed) publishPost(c, result.removed.page[0], result.removed, { isDeleted: true, seq: result.seq });
       return ok(c, render(c, result.view, result.set));
     },
   )
@@ -194,9 +195,9 @@ export const postActionRoutes = createRouter()
       const target = post.target;
       const given = note === undefined ? undefined : note || null;
       if (!post.youBookmarked) {
-        const result = await addBookmark(c.var.db, { userId: user.id, target, note: given ?? null, at: now(c) });
+        const result = await addBookmark(c.var.db, { userId: user.id, target, note: given ?? null, at: now(c), event: postEventRef(c, user.id) });
         if (result.ok) {
-          publishBookmark(c, result.view, result.set);
+          publishBookmark(c, result.view, result.set, false, result.seq);
           return ok(c, render(c, result.view, result.set));
         }
       }
@@ -216,9 +217,9 @@ export const postActionRoutes = createRouter()
     }),
     async (c) => {
       const user = currentUser(c);
-      const result = await removeBookmark(c.var.db, Number(c.req.valid("param").post_id), user.id);
+      const result = await removeBookmark(c.var.db, Number(c.req.valid("param").post_id), user.id, { ref: postEventRef(c, user.id), at: now(c) });
       if (!result) throw ApiError.notFound("no such post");
-      if (result.removed) publishBookmark(c, result.view, result.set, true);
+      if (result.removed) publishBookmark(c, result.view, result.set, true, result.seq);
       return ok(c, render(c, result.view, result.set));
     },
   )

@@ -225,9 +225,10 @@ export const postRoutes = createRouter()
         currentRaw: post.raw,
         at,
         viewerId: user.id,
+        event: postEventRef(c, user.id),
       });
       if (!result) throw alreadyRevised;
-      publishPost(c, result.view, result.set);
+      publishPost(c, result.view, result.set, { seq: result.seq });
       return ok(c, render(c, result.view, result.set));
     },
   )
@@ -251,16 +252,17 @@ export const postRoutes = createRouter()
       if (post.userId !== user.id) throw ApiError.forbidden("only the author can delete a post");
       if (post.repostOf != null) {
         // Deleting a repost removes it, as DELETE /posts/{id}/repost does.
-        const result = await deleteRepost(c.var.db, id, user.id);
+        const result = await deleteRepost(c.var.db, id, user.id, { ref: postEventRef(c, user.id), at: now(c) });
         const removed = result?.removed;
         if (!removed) throw ApiError.notFound("no such post");
-        publishPost(c, removed.page[0], removed, { isDeleted: true });
+        publishPost(c, removed.page[0], removed, { isDeleted: true, seq: result.seq });
         const { content: _content, raw: _raw, ...gone } = render(c, removed.page[0], removed);
         return ok(c, { ...gone, is_deleted: true });
       }
-      const result = await deletePost(c.var.db, post, user.id);
+      const result = await deletePost(c.var.db, post, user.id, { ref: postEventRef(c, user.id), at: now(c) });
       if (!result) throw ApiError.notFound("no such post");
-      if (!post.isDeleted) publishPost(c, result.view, result.set, { isDeleted: true });
+      // Published when this request deleted it (its batch reserved the event), as the pre-read also says.
+      if (result.seq !== undefined || !post.isDeleted) publishPost(c, result.view, result.set, { isDeleted: true, seq: result.seq });
       return ok(c, render(c, result.view, result.set));
     },
   );

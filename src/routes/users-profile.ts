@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import { currentUser, PUBLIC, userToken } from "../auth/access";
 import { LIMITS } from "../config";
 import { publish } from "../events/publish";
+import { now } from "../http/time";
 import { ok } from "../http/envelope";
 import { ApiError } from "../http/errors";
 import { DEFAULT_SHAPE } from "../http/params";
@@ -119,9 +120,9 @@ async function profileChange(c: Ctx, body: ProfileInput, replace: boolean): Prom
 }
 
 /** The `user` event of a profile change: the user for no particular viewer, with its raw (as post events carry theirs). */
-function publishUser(c: Ctx, user: UserView) {
+function publishUser(c: Ctx, user: UserView, seq?: number) {
   const view = { ...eventContext(c), shape: { ...DEFAULT_SHAPE, userRaw: true } };
-  publish(c, { type: "user", data: renderUser(neutralUser(user), view), route: { actorId: user.id, userIds: [user.id] } });
+  publish(c, { seq, type: "user", data: renderUser(neutralUser(user), view), route: { actorId: user.id, userIds: [user.id] } });
 }
 
 const profileRoute = (method: "put" | "patch") =>
@@ -140,11 +141,14 @@ const profileRoute = (method: "put" | "patch") =>
     responses: { 200: oneUser("The updated user"), ...errors(400, 401, 403, 415) },
   });
 
+/** What the `user` event's outbox row needs (reserved in the change's batch). */
+const userEvent = (c: Ctx) => ({ origin: eventContext(c).origin, at: now(c) });
+
 async function saveProfile(c: Ctx, body: ProfileInput, replace: boolean) {
   const me = currentUser(c);
-  const user = await updateProfile(c.var.db, me.id, await profileChange(c, body, replace));
+  const { user, seq } = await updateProfile(c.var.db, me.id, await profileChange(c, body, replace), userEvent(c));
   if (!user) throw ApiError.notFound("no such user");
-  publishUser(c, user);
+  publishUser(c, user, seq);
   return ok(c, renderUser(user, viewContext(c)));
 }
 
@@ -218,10 +222,10 @@ const deleteImageRoute = (kind: ImageKind) =>
 async function replaceImage(c: Ctx, kind: ImageKind, remove: boolean) {
   const me = currentUser(c);
   const image = remove ? null : await storeProfileImage(c, kind, viewContext(c).origin);
-  const { user, previous } = await setImage(c.var.db, me.id, kind, image);
+  const { user, previous, seq } = await setImage(c.var.db, me.id, kind, image, userEvent(c));
   if (!user) throw ApiError.notFound("no such user");
   discardProfileImage(c, previous);
-  if (image || previous) publishUser(c, user);
+  if (image || previous) publishUser(c, user, seq);
   return ok(c, renderUser(user, viewContext(c)));
 }
 

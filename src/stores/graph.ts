@@ -5,6 +5,8 @@ import { interactionWrites } from "./interactions";
 import { aliasedFields, mixedBatch, violates } from "../db/batch";
 import { userViewColumns, type UserView } from "./users";
 import { int } from "../db/dialect";
+import { capturedSeq, reserveCaptured } from "../events/outbox";
+import type { EventType } from "../events/publish";
 
 const { users } = schema;
 
@@ -28,16 +30,41 @@ export interface GraphChange {
   target: UserView | undefined;
   /** The caller, as nobody in particular sees them (for the event). */
   actor: UserView | undefined;
+  /** The event's outbox sequence, when the batch reserved it (it changed something). */
+  seq?: number;
 }
 
-async function run(db: Db, actorId: number, targetId: number, writes: SQL[], changed: (results: RawResult[]) => boolean): Promise<GraphChange> {
-  const results = await mixedBatch(db, [...writes, userQuery(db, targetId, actorId), userQuery(db, actorId, null)]);
+/** What the outbox reference of a graph event needs from the request (src/events/outbox.ts). */
+export interface GraphEvent {
+  origin: string;
+  at: number;
+}
+
+type Reservation = ReturnType<typeof reserveCaptured>;
+
+/**
+ * The reservation of `{user, <key>}` event (follow, mute, block): its reference names both users
+ * (route.actorId acts on route.userIds[0]) and is kept only when `when` holds where `capture`
+ * stands in the batch (the row is not yet inserted or deleted).
+ */
+function graphReservation(type: EventType, e: GraphEvent, actorId: number, targetId: number, isDeleted: boolean, when: SQL, slot: number): Reservation {
+  const ref = JSON.stringify({ origin: e.origin, isDeleted, route: { actorId, userIds: [targetId] } });
+  return reserveCaptured(type, e.at, sql`case when ${when} then ${ref} end`, slot);
+}
+
+/** Runs `writes` (holding the `reservations`' captures), then the outbox inserts, then the reads. */
+async function run(db: Db, actorId: number, targetId: number, writes: SQL[], changed: (results: RawResult[]) => boolean, reservations: Reservation[] = []) {
+  const inserts = reservations.map((r) => r.insert);
+  const results = await mixedBatch(db, [...writes, ...inserts, userQuery(db, targetId, actorId), userQuery(db, actorId, null)]);
   const n = results.length;
-  return {
-    changed: changed(results.slice(0, n - 2) as RawResult[]),
+  const seqs = reservations.map((r, i) => capturedSeq(results[writes.indexOf(r.capture)] as RawResult, results[writes.length + i] as RawResult));
+  const change: GraphChange = {
+    changed: changed(results.slice(0, writes.length) as RawResult[]),
     target: first(results[n - 2] as UserRows),
     actor: first(results[n - 1] as UserRows),
+    seq: seqs[0],
   };
+  return { change, seqs };
 }
 
 const blockedEitherWay = (a: number, b: number) =>
@@ -46,9 +73,11 @@ const blockedEitherWay = (a: number, b: number) =>
 export type FollowResult = { ok: true; change: GraphChange } | { ok: false; reason: "already" | "blocked" };
 
 /** `followerId` follows `followedId` (an existing user); refused while either blocks the other. */
-export async function follow(db: Db, followerId: number, followedId: number, at: number): Promise<FollowResult> {
+export async function follow(db: Db, followerId: number, followedId: number, at: number, event?: GraphEvent): Promise<FollowResult> {
+  // A second follow or a block fails the insert and rolls everything back: the event holds when the batch commits.
+  const reservations = event ? [graphReservation("follow", event, followerId, followedId, false, sql`1 = 1`, 0)] : [];
   try {
-    const change = await run(
+    const { change } = await run(
       db,
       followerId,
       followedId,
@@ -60,8 +89,10 @@ export async function follow(db: Db, followerId: number, followedId: number, at:
         sql`update users set followers = followers + 1 where id = ${followedId}`,
         ...followBackfillSql(followerId, followedId),
         ...interactionWrites({ userId: followedId, action: "follow", objectId: followedId, actorId: followerId, at }),
+        ...reservations.map((r) => r.capture),
       ],
       () => true,
+      reservations,
     );
     return { ok: true, change };
   } catch (err) {
@@ -76,75 +107,94 @@ export async function follow(db: Db, followerId: number, followedId: number, at:
  * user's posts on the follower's home timeline; UNFOLLOW_DELETE is the place of each pair's
  * `delete … returning` among its UNFOLLOW_WRITES statements.
  */
-function unfollowWrites(pairs: [number, number][]): SQL[] {
+function unfollowWrites(pairs: [number, number][], event: GraphEvent | undefined, reservations: Reservation[]): SQL[] {
   return pairs.flatMap(([follower, followed]) => {
     const has = sql`exists(select 1 from follows fx where fx.follower_id = ${follower} and fx.followed_id = ${followed})`;
+    const reservation = event ? graphReservation("follow", event, follower, followed, true, has, reservations.length) : null;
+    if (reservation) reservations.push(reservation);
     return [
       sql`update users set following = following - 1 where id = ${follower} and ${has}`,
       sql`update users set followers = followers - 1 where id = ${followed} and ${has}`,
       unfollowClearSql(follower, followed, has),
+      ...(reservation ? [reservation.capture] : []),
       sql`delete from follows where follower_id = ${follower} and followed_id = ${followed} returning follower_id`,
     ];
   });
 }
-const UNFOLLOW_WRITES = 4;
-const UNFOLLOW_DELETE = 3;
+/** Statements per pair of `unfollowWrites`, and the place of its `delete … returning` among them. */
+const unfollowShape = (event: GraphEvent | undefined) => (event ? { writes: 5, del: 4 } : { writes: 4, del: 3 });
 
 const returnedRows = (r: RawResult) => r.results.length > 0;
 
-export function unfollow(db: Db, followerId: number, followedId: number): Promise<GraphChange> {
-  return run(db, followerId, followedId, unfollowWrites([[followerId, followedId]]), (r) => returnedRows(r[UNFOLLOW_DELETE]));
+export async function unfollow(db: Db, followerId: number, followedId: number, event?: GraphEvent): Promise<GraphChange> {
+  const reservations: Reservation[] = [];
+  const writes = unfollowWrites([[followerId, followedId]], event, reservations);
+  return (await run(db, followerId, followedId, writes, (r) => returnedRows(r[unfollowShape(event).del]), reservations)).change;
 }
 
 const existsUser = (id: number) => sql`exists(select 1 from users ux where ux.id = ${id})`;
 
-export function mute(db: Db, userId: number, mutedId: number, at: number): Promise<GraphChange> {
-  return run(
-    db,
-    userId,
-    mutedId,
-    [
-      sql`insert into user_mutes (user_id, muted_id, created_at) select ${userId}, ${mutedId}, ${at} where ${existsUser(mutedId)}
-        on conflict do nothing returning muted_id`,
-    ],
-    (r) => returnedRows(r[0]),
-  );
+const hasMute = (userId: number, mutedId: number) => sql`exists(select 1 from user_mutes hm where hm.user_id = ${userId} and hm.muted_id = ${mutedId})`;
+const hasBlock = (userId: number, blockedId: number) => sql`exists(select 1 from user_blocks hb where hb.user_id = ${userId} and hb.blocked_id = ${blockedId})`;
+
+/** One statement `write` that returns a row when it changed something, with its event reserved when `when` holds before it. */
+async function single(db: Db, type: EventType, userId: number, targetId: number, write: SQL, isDeleted: boolean, when: SQL, event?: GraphEvent) {
+  const reservations = event ? [graphReservation(type, event, userId, targetId, isDeleted, when, 0)] : [];
+  const writes = [...reservations.map((r) => r.capture), write];
+  return (await run(db, userId, targetId, writes, (r) => returnedRows(r[writes.length - 1]), reservations)).change;
 }
 
-export function unmute(db: Db, userId: number, mutedId: number): Promise<GraphChange> {
-  return run(db, userId, mutedId, [sql`delete from user_mutes where user_id = ${userId} and muted_id = ${mutedId} returning muted_id`], (r) =>
-    returnedRows(r[0]),
-  );
+export function mute(db: Db, userId: number, mutedId: number, at: number, event?: GraphEvent): Promise<GraphChange> {
+  const write = sql`insert into user_mutes (user_id, muted_id, created_at) select ${userId}, ${mutedId}, ${at} where ${existsUser(mutedId)}
+    on conflict do nothing returning muted_id`;
+  return single(db, "mute", userId, mutedId, write, false, sql`${existsUser(mutedId)} and not ${hasMute(userId, mutedId)}`, event);
+}
+
+export function unmute(db: Db, userId: number, mutedId: number, event?: GraphEvent): Promise<GraphChange> {
+  const write = sql`delete from user_mutes where user_id = ${userId} and muted_id = ${mutedId} returning muted_id`;
+  return single(db, "mute", userId, mutedId, write, true, hasMute(userId, mutedId), event);
 }
 
 /**
  * Blocks a user: also ends follows in both directions (with their counts). `unfollowed` tells
  * which of the two follows existed, for their events.
  */
-export async function block(db: Db, userId: number, blockedId: number, at: number) {
+export async function block(db: Db, userId: number, blockedId: number, at: number, event?: GraphEvent) {
   let unfollowed = { byUser: false, byBlocked: false };
-  const change = await run(
+  const reservations = event ? [graphReservation("block", event, userId, blockedId, false, sql`${existsUser(blockedId)} and not ${hasBlock(userId, blockedId)}`, 0)] : [];
+  const head = [
+    ...reservations.map((r) => r.capture),
+    sql`insert into user_blocks (user_id, blocked_id, created_at) select ${userId}, ${blockedId}, ${at} where ${existsUser(blockedId)}
+      on conflict do nothing returning blocked_id`,
+  ];
+  const shape = unfollowShape(event);
+  const writes = [
+    ...head,
+    ...unfollowWrites(
+      [
+        [userId, blockedId],
+        [blockedId, userId],
+      ],
+      event,
+      reservations,
+    ),
+  ];
+  const { change, seqs } = await run(
     db,
     userId,
     blockedId,
-    [
-      sql`insert into user_blocks (user_id, blocked_id, created_at) select ${userId}, ${blockedId}, ${at} where ${existsUser(blockedId)}
-        on conflict do nothing returning blocked_id`,
-      ...unfollowWrites([
-        [userId, blockedId],
-        [blockedId, userId],
-      ]),
-    ],
+    writes,
     (r) => {
-      unfollowed = { byUser: returnedRows(r[1 + UNFOLLOW_DELETE]), byBlocked: returnedRows(r[1 + UNFOLLOW_WRITES + UNFOLLOW_DELETE]) };
-      return returnedRows(r[0]);
+      unfollowed = { byUser: returnedRows(r[head.length + shape.del]), byBlocked: returnedRows(r[head.length + shape.writes + shape.del]) };
+      return returnedRows(r[head.length - 1]);
     },
+    reservations,
   );
-  return { ...change, unfollowed };
+  // Sequences of the block event and of the two unfollows (by the caller, by the blocked user).
+  return { ...change, unfollowed, unfollowSeqs: { byUser: seqs[1], byBlocked: seqs[2] } };
 }
 
-export function unblock(db: Db, userId: number, blockedId: number): Promise<GraphChange> {
-  return run(db, userId, blockedId, [sql`delete from user_blocks where user_id = ${userId} and blocked_id = ${blockedId} returning blocked_id`], (r) =>
-    returnedRows(r[0]),
-  );
+export function unblock(db: Db, userId: number, blockedId: number, event?: GraphEvent): Promise<GraphChange> {
+  const write = sql`delete from user_blocks where user_id = ${userId} and blocked_id = ${blockedId} returning blocked_id`;
+  return single(db, "block", userId, blockedId, write, true, hasBlock(userId, blockedId), event);
 }

@@ -3,7 +3,7 @@ import { LIMITS } from "../config";
 import { isPostgres, type Db } from "../db";
 import { mixedBatch, violates } from "../db/batch";
 import type { RawResult } from "../db/types";
-import { reservedSeq, reserveEvent, type OutboxRef } from "../events/outbox";
+import { capturedSeq, reserveCaptured, reservedSeq, reserveEvent, refText, type OutboxRef } from "../events/outbox";
 import { inList, int, jsonItem, jsonRows, jsonValues, lastId, text } from "../db/dialect";
 import type { TextResult } from "../text";
 import { fanOutSql, repostsClearSql } from "./home-timeline";
@@ -158,6 +158,8 @@ export interface Revision {
   currentRaw: unknown;
   at: number;
   viewerId: number;
+  /** The post event's outbox row, reserved in the same batch. */
+  event?: OutboxRef;
 }
 
 /**
@@ -171,7 +173,7 @@ function changeLogSql(which: SQL, deletion: boolean): SQL {
 }
 
 /** Revises a post; the current version becomes revision 0. Returns null if it was revised meanwhile. */
-export async function revisePost(db: Db, r: Revision): Promise<{ set: PostSet; view: PostView } | null> {
+export async function revisePost(db: Db, r: Revision): Promise<{ set: PostSet; view: PostView; seq?: number } | null> {
   const rawSet = r.raw === undefined ? sql`` : sql`, raw = ${JSON.stringify(r.raw)}`;
   const raw = r.raw === undefined ? r.currentRaw : r.raw;
   // A post deleted since the route looked keeps its mentions and facets (its tag lists show it deleted).
@@ -194,9 +196,13 @@ export async function revisePost(db: Db, r: Revision): Promise<{ set: PostSet; v
   }
   const facets = facetsInsert(r.postId, postFacets(r.text, raw), rawAttachments(raw).fileIds, null, live);
   if (facets) writes.push(facets);
+  // Last (the outbox lock on Postgres); none when the post was deleted meanwhile (nothing revised).
+  if (r.event) writes.push(reserveEvent("post", { ...r.event, id: r.postId }, r.at, undefined, live));
   try {
-    const set = readBack(await mixedBatch(db, [...writes, postsQuery(r.viewerId, single(r.postId))]));
-    return set.page[0] ? { set, view: set.page[0] } : null;
+    const results = await mixedBatch(db, [...writes, postsQuery(r.viewerId, single(r.postId))]);
+    const set = readBack(results);
+    const seq = r.event ? reservedSeq(results[results.length - 2] as RawResult) : undefined;
+    return set.page[0] ? { set, view: set.page[0], seq } : null;
   } catch (err) {
     if (violates(err, "post_revisions")) return null;
     throw err;
@@ -212,7 +218,8 @@ export async function deletePost(
   db: Db,
   post: { id: number; userId: number; replyTo: number | null },
   viewerId: number,
-): Promise<{ set: PostSet; view: PostView } | undefined> {
+  event?: { ref: OutboxRef; at: number },
+): Promise<{ set: PostSet; view: PostView; seq?: number } | undefined> {
   const stillLive = sql`exists(select 1 from posts g where g.id = ${post.id} and g.is_deleted = 0)`;
   const writes: SQL[] = [sql`update users set posts = posts - 1 where id = ${post.userId} and ${stillLive}`];
   if (post.replyTo != null) {
@@ -227,6 +234,11 @@ export async function deletePost(
     changeLogSql(sql`cp.id = ${post.id} and cp.is_deleted = 0`, true),
     repostsClearSql(sql`select rr.id from posts rr where rr.repost_of = ${post.id}`),
     sql`delete from posts where repost_of = ${post.id}`,
+  );
+  // The event is reserved only when this batch deletes the post (it was still live here).
+  const reservation = event ? reserveCaptured("post", event.at, sql`case when ${stillLive} then ${refText({ ...event.ref, isDeleted: true }, { id: int(post.id) })} end`) : null;
+  if (reservation) writes.push(reservation.capture);
+  writes.push(
     sql`update posts set is_deleted = 1, reposts = 0 where id = ${post.id}`,
     // Its thread's root stays a conversation while another live reply by someone else remains.
     sql`update posts set is_conversation = ${conversation} where id = (select dt.thread_id from posts dt where dt.id = ${post.id}) and id <> ${post.id}`,
@@ -234,12 +246,15 @@ export async function deletePost(
     // Facets stay: tag and explore lists show the deleted post as a tombstone (include_deleted=1),
     // and search leaves deleted posts out by itself.
   );
-  const set = readBack(await mixedBatch(db, [...writes, postsQuery(viewerId, single(post.id))]));
-  return set.page[0] ? { set, view: set.page[0] } : undefined;
+  if (reservation) writes.push(reservation.insert);
+  const results = await mixedBatch(db, [...writes, postsQuery(viewerId, single(post.id))]);
+  const set = readBack(results);
+  const seq = reservation ? capturedSeq(results[writes.indexOf(reservation.capture)] as RawResult, results[writes.length - 1] as RawResult) : undefined;
+  return set.page[0] ? { set, view: set.page[0], seq } : undefined;
 }
 
 export type RepostResult =
-  | { ok: true; repost: PostView; original: PostView; set: PostSet }
+  | { ok: true; repost: PostView; original: PostView; set: PostSet; seq?: number }
   | { ok: false; reason: "already" | "deleted" };
 
 /**
@@ -248,7 +263,7 @@ export type RepostResult =
  */
 export async function createRepost(
   db: Db,
-  r: { userId: number; appId: number; target: { id: number; userId: number }; isNsfw: boolean; at: number },
+  r: { userId: number; appId: number; target: { id: number; userId: number }; isNsfw: boolean; at: number; event?: OutboxRef },
 ): Promise<RepostResult> {
   const id = newestOf(r.userId);
   const writes: SQL[] = [
@@ -263,9 +278,12 @@ export async function createRepost(
     fanOutSql(r.userId, id),
     ...interactionWrites({ userId: r.target.userId, action: "repost", objectId: r.target.id, actorId: r.userId, at: r.at }),
   ];
+  if (r.event) writes.push(reserveEvent("post", r.event, r.at, id));
   try {
-    const set = readBack(await mixedBatch(db, [...writes, postsQuery(r.userId, sql`select ${id} as id`)]));
-    return { ok: true, repost: set.page[0], original: set.byId.get(r.target.id)!, set };
+    const results = await mixedBatch(db, [...writes, postsQuery(r.userId, sql`select ${id} as id`)]);
+    const set = readBack(results);
+    const seq = r.event ? reservedSeq(results[results.length - 2] as RawResult) : undefined;
+    return { ok: true, repost: set.page[0], original: set.byId.get(r.target.id)!, set, seq };
   } catch (err) {
     if (violates(err, "posts", "user_id")) return { ok: false, reason: "already" };
     if (violates(err, "posts", "app_id")) return { ok: false, reason: "deleted" };
@@ -280,31 +298,46 @@ const actedOn = (postId: number) => sql`coalesce((select ao.repost_of from posts
  * Removes `userId`'s repost of the post `postId` acts on. Returns the removed repost as it was
  * (for the event; null if there was none) and the original, or undefined if there is no such post.
  */
-export async function deleteRepost(db: Db, postId: number, userId: number) {
+export async function deleteRepost(db: Db, postId: number, userId: number, event?: { ref: OutboxRef; at: number }) {
   const target = actedOn(postId);
   const mine = sql`exists(select 1 from posts e where e.repost_of = ${target} and e.user_id = ${userId})`;
-  const [before, , , , , , after] = await mixedBatch(db, [
+  // The repost row is gone after the batch: its reference keeps what rendering it needs (`repost`).
+  const reservation = reserveCaptured(
+    "post",
+    event?.at ?? 0,
+    event
+      ? sql`(select ${refText({ ...event.ref, isDeleted: true }, {
+          id: sql`sr.id`,
+          repost: sql`'{"repostOf":' || CAST(sr.repost_of AS TEXT) || ',"appId":' || CAST(sr.app_id AS TEXT) || ',"isNsfw":' || CAST(sr.is_nsfw AS TEXT) || ',"createdAt":' || CAST(sr.created_at AS TEXT) || '}'`,
+        })} from posts sr where sr.repost_of = ${target} and sr.user_id = ${userId})`
+      : sql`NULL`,
+  );
+  const [before, , , , , capture, , insert, after] = await mixedBatch(db, [
     postsQuery(userId, sql`select mr.id as id from posts mr where mr.repost_of = ${target} and mr.user_id = ${userId}`),
     sql`update posts set reposts = reposts - 1 where id = ${target} and ${mine}`,
     sql`update users set posts = posts - 1 where id = ${userId} and ${mine}`,
     changeLogSql(sql`cp.repost_of = ${target} and cp.user_id = ${userId}`, true),
     repostsClearSql(sql`select dr.id from posts dr where dr.repost_of = ${target} and dr.user_id = ${userId}`),
+    reservation.capture,
     sql`delete from posts where repost_of = ${target} and user_id = ${userId}`,
+    reservation.insert,
     postsQuery(userId, sql`select ${target} as id`),
   ] as const);
   const removed = toPostSet(before);
   const set = toPostSet(after);
   if (!set.page[0]) return undefined;
-  return { removed: removed.page[0] ? removed : null, view: set.page[0], set };
+  return { removed: removed.page[0] ? removed : null, view: set.page[0], set, seq: capturedSeq(capture, insert) };
 }
 
-export type BookmarkResult = { ok: true; view: PostView; set: PostSet } | { ok: false };
+export type BookmarkResult = { ok: true; view: PostView; set: PostSet; seq?: number } | { ok: false };
 
 /** Bookmarks a post (deleted posts too) with an optional note. `ok: false` when it was already bookmarked. */
 export async function addBookmark(
   db: Db,
-  b: { userId: number; target: { id: number; userId: number }; note: string | null; at: number },
+  b: { userId: number; target: { id: number; userId: number }; note: string | null; at: number; event?: OutboxRef },
 ): Promise<BookmarkResult> {
+  // The reference names the post; the actor is route.actorId.
+  const reserved = b.event ? [reserveEvent("bookmark", { ...b.event, id: b.target.id }, b.at)] : [];
   try {
     const results = await mixedBatch(db, [
       // The unique key (user_id, post_id) refuses a second bookmark, rolling the counters back with it.
@@ -312,10 +345,11 @@ export async function addBookmark(
       sql`update posts set bookmarks = bookmarks + 1 where id = ${b.target.id}`,
       sql`update users set bookmarks = bookmarks + 1 where id = ${b.userId}`,
       ...interactionWrites({ userId: b.target.userId, action: "bookmark", objectId: b.target.id, actorId: b.userId, at: b.at }),
+      ...reserved,
       postsQuery(b.userId, single(b.target.id)),
     ]);
     const set = readBack(results);
-    return { ok: true, view: set.page[0], set };
+    return { ok: true, view: set.page[0], set, seq: b.event ? reservedSeq(results[results.length - 2] as RawResult) : undefined };
   } catch (err) {
     if (violates(err, "bookmarks")) return { ok: false };
     throw err;
@@ -328,18 +362,25 @@ export async function setBookmarkNote(db: Db, userId: number, postId: number, no
 }
 
 /** Removes a bookmark of the post `postId` acts on; `removed` tells whether there was one. */
-export async function removeBookmark(db: Db, postId: number, userId: number) {
+export async function removeBookmark(db: Db, postId: number, userId: number, event?: { ref: OutboxRef; at: number }) {
   const target = actedOn(postId);
   const has = sql`exists(select 1 from bookmarks hb where hb.user_id = ${userId} and hb.post_id = ${target})`;
-  const [, , removed, rows] = await mixedBatch(db, [
+  const reservation = reserveCaptured(
+    "bookmark",
+    event?.at ?? 0,
+    event ? sql`case when ${has} then ${refText({ ...event.ref, isDeleted: true }, { id: target })} end` : sql`NULL`,
+  );
+  const [, , capture, removed, insert, rows] = await mixedBatch(db, [
     sql`update posts set bookmarks = bookmarks - 1 where id = ${target} and ${has}`,
     sql`update users set bookmarks = bookmarks - 1 where id = ${userId} and ${has}`,
+    reservation.capture,
     sql`delete from bookmarks where user_id = ${userId} and post_id = ${target} returning post_id`,
+    reservation.insert,
     postsQuery(userId, sql`select ${target} as id`),
   ] as const);
   const set = toPostSet(rows);
   if (!set.page[0]) return undefined;
-  return { removed: removed.results.length > 0, view: set.page[0], set };
+  return { removed: removed.results.length > 0, view: set.page[0], set, seq: capturedSeq(capture, insert) };
 }
 
 export const POST_REPORT_REASONS = ["account_type", "nsfw", "soliciting", "user_abuse"] as const;
