@@ -7,6 +7,7 @@ import { renderMessage } from "../views/message";
 import { renderPostForEvent } from "../views/post";
 import type { ViewContext } from "../views/context";
 import type { OutboxRef, OutboxRow } from "./outbox";
+import { renderChannelOrFileRef, routeWithObject } from "./outbox-render-channels-files";
 import type { StampedEvent } from "./publish";
 
 /**
@@ -36,8 +37,15 @@ export async function renderFromRefs(db: Db, env: Env, rows: OutboxRow[]): Promi
         const channelId = ref.route?.channelId ?? (await allRows<{ channel_id: number }>(db, sql`SELECT channel_id FROM messages WHERE id = ${ref.id}`))[0]?.channel_id;
         // Read as its author, as the writer read it back (the channel may be private); rendered for no viewer.
         const message = channelId === undefined ? undefined : await getMessage(db, Number(channelId), ref.id, ref.route?.actorId ?? null);
-        if (message) return { ...base, data: renderMessage(message, view(i), { raw: true }) };
+        // A deletion is published without raw (the deleted message's shape).
+        if (message) return { ...base, data: renderMessage(message, view(i), ref.isDeleted ? {} : { raw: true }) };
       }
+      // ---- channel, channel_subscription, file (outbox-render-channels-files.ts) ----
+      if (ref && (row.type === "channel" || row.type === "channel_subscription" || row.type === "file")) {
+        const data = await renderChannelOrFileRef(db, env, row, ref, view(i));
+        if (data !== undefined) return { ...base, route: routeWithObject(row.type, ref), data };
+      }
+      // ---- end channel, channel_subscription, file ----
       console.error(JSON.stringify({ error: "outbox row not renderable", seq: row.id, type: row.type }));
       return null;
     }),

@@ -45,16 +45,34 @@ const lockSource = isPostgres ? sql`FROM (SELECT pg_advisory_xact_lock(${OUTBOX_
 /**
  * The statement, for the write's own batch, that records an event; its one row is `{id}` (the
  * sequence). `objectId`: a SQL expression of the object's id when the batch allocates it.
+ * `when`: a condition on the batch's state so far; the row is written (and a sequence used) only
+ * if it holds (a write guarded by quota or state that may have changed nothing), else no row.
  */
-export function reserveEvent(type: EventType, ref: OutboxRef, at: number, objectId?: SQL): SQL {
+export function reserveEvent(type: EventType, ref: OutboxRef, at: number, objectId?: SQL, when?: SQL): SQL {
   const { id, ...rest } = ref;
   const json = JSON.stringify(rest);
   // `{"isDeleted":…,"id":<id>}`: the id spliced in by SQL when the batch allocates it.
   const refSql = objectId
     ? sql`${json.slice(0, -1) + (json.length > 2 ? "," : "") + '"id":'} || CAST(${objectId} AS TEXT) || '}'`
     : sql`${JSON.stringify({ ...rest, ...(id !== undefined ? { id } : {}) })}`;
-  return sql`INSERT INTO stream_outbox (type, ref, created_at) SELECT ${type}, ${refSql}, ${at} ${lockSource} RETURNING id`;
+  return sql`INSERT INTO stream_outbox (type, ref, created_at) SELECT ${type}, ${refSql}, ${at} ${lockSource}${when ? sql` WHERE ${when}` : sql``} RETURNING id`;
 }
+
+/** An event a store reserves in its batch (see `reserveEvent`). */
+export interface Reservation {
+  type: EventType;
+  ref: OutboxRef;
+  at: number;
+  objectId?: SQL;
+  when?: SQL;
+}
+
+/** The statements of reservations, for the end of a batch (on Postgres they take the outbox lock, held to commit). */
+export const reservationsSql = (events: Reservation[]): SQL[] => events.map((e) => reserveEvent(e.type, e.ref, e.at, e.objectId, e.when));
+
+/** The sequences of `n` reservations whose rows precede the last `after` results of a batch (undefined: not written). */
+export const seqsBefore = (rows: unknown[][], n: number, after = 1): (number | undefined)[] =>
+  rows.slice(rows.length - after - n, rows.length - after).map((r) => reservedSeq({ results: r }));
 
 /** The sequence a `reserveEvent` statement returned (its raw result's first row). */
 export const reservedSeq = (result: { results?: unknown[] } | undefined): number | undefined => {

@@ -4,11 +4,13 @@ import { codePointLength } from "../text";
 import { timingSafeEqual } from "../auth/crypto";
 import { hasScope } from "../auth/scopes";
 import { LIMITS, MORE_LIMITS } from "../config";
+import type { Reservation } from "../events/outbox";
 import { publish } from "../events/publish";
 import { signUrls } from "../services/file-urls";
 import { assertCleanInput } from "../http/clean-text";
 import { ApiError, describeIssues } from "../http/errors";
 import { idString } from "../http/route";
+import { now } from "../http/time";
 import type { AppEnv } from "../http/types";
 import { KINDS, type Kind } from "../services/media";
 import { readBody } from "../services/uploads";
@@ -156,8 +158,21 @@ export async function loadFile(c: C, id: string): Promise<FileRow> {
 
 export const eventView = (c: C): ViewContext => eventContext(c);
 
-export function publishFile(c: C, row: FileRow, isDeleted = false) {
+/** The outbox reservation of a `file` event (src/events/outbox.ts); the relay renders it from this (src/events/outbox-render.ts). */
+export const fileReservation = (c: C, ownerId: number, fileId?: number, isDeleted = false): Reservation => ({
+  type: "file",
+  ref: {
+    ...(fileId !== undefined ? { id: fileId } : {}),
+    origin: eventView(c).origin,
+    ...(isDeleted ? { isDeleted } : {}),
+    route: { ...(c.var.auth?.user ? { actorId: c.var.auth.user.id } : {}), userIds: [ownerId] },
+  },
+  at: now(c),
+});
+
+export function publishFile(c: C, row: FileRow, isDeleted = false, seq?: number) {
   publish(c, {
+    seq,
     type: "file",
     data: renderFile(row, eventView(c), { isDeleted }),
     isDeleted: isDeleted || undefined,

@@ -34,6 +34,7 @@ import {
   scopeTypes,
   requireOwner,
   loadFile,
+  fileReservation,
   publishFile,
   publishSigned,
   selfView,
@@ -305,7 +306,7 @@ async function createComplete(c: C) {
     const at = now(c);
     const name = fields.name ?? [...(content.filename ?? "")].slice(0, MORE_LIMITS.fileNameMaxLength).join("");
     const toMake = keysToMake({ kind, mimeType, mediaInfo: info });
-    const file = await insertFile(
+    const created = await insertFile(
       c.var.db,
       {
         userId: user.id,
@@ -327,11 +328,14 @@ async function createComplete(c: C) {
         derivedPendingSince: toMake.length ? at : null,
       },
       QUOTA,
+      [],
+      fileReservation(c, user.id),
     );
-    if (!file) throw new ApiError(507, "the storage quota is exceeded");
+    if (!created) throw new ApiError(507, "the storage quota is exceeded");
+    const { seq, ...file } = created;
     const row: FileRow = { file, user: selfView(c), app: c.var.auth!.app, derived: [] };
     await signUrls(c, [row]);
-    publishFile(c, row);
+    publishFile(c, row, false, seq);
     if (toMake.length) makeDerivedLater(c, file.id, publishSigned(c));
     return ok(c, renderFile(row, viewContext(c), { fileToken: true, raw: fields.raw !== undefined }), {}, 201);
   });
@@ -355,7 +359,7 @@ async function createPlaceholder(c: C) {
   const at = now(c);
   const fileToken = randomToken(24);
   const opId = await fileCreateOpId(fileToken);
-  const file = await insertFile(
+  const created = await insertFile(
     c.var.db,
     {
       userId: user.id,
@@ -374,10 +378,12 @@ async function createPlaceholder(c: C) {
     },
     QUOTA,
     [newOperation(c.var.db, { id: opId, type: "file_create", userId: user.id, createdAt: at })],
+    fileReservation(c, user.id),
   );
-  if (!file) throw new ApiError(507, "the storage quota is exceeded");
+  if (!created) throw new ApiError(507, "the storage quota is exceeded");
+  const { seq, ...file } = created;
   const row: FileRow = { file, user: selfView(c), app: c.var.auth!.app, derived: [] };
-  publishFile(c, row);
+  publishFile(c, row, false, seq);
   const origin = viewContext(c).origin;
   addMeta(c, { status_url: `${origin}/v1/sys/ops/${opId}` });
   return ok(

@@ -3,6 +3,7 @@ import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Page } from "../http/pagination";
 import type { AppRecord } from "./apps";
 import { first, runBatch, type Statement } from "../db/batch";
+import { reservationsSql, reservedSeq, type Reservation } from "../events/outbox";
 import { schema, type Db } from "../db";
 import { endOperation } from "./operations";
 import { pageLimit, pageOrder, pageWhere } from "./page-sql";
@@ -197,19 +198,30 @@ const fitsQuota = (userId: number, delta: number, quota: number) =>
  * Creates a file (complete or placeholder) and adds its size to the owner's storage in one
  * batch; nothing is written when the quota would be exceeded (returns undefined).
  */
-export async function insertFile(db: Db, values: NewFile, quota: number, extra: BatchItem[] = []): Promise<FileRecord | undefined> {
+export async function insertFile(
+  db: Db,
+  values: NewFile,
+  quota: number,
+  extra: BatchItem[] = [],
+  event?: Reservation,
+): Promise<(FileRecord & { seq?: number }) | undefined> {
   const size = values.size ?? 0;
   const key = values.storageKey ?? null;
-  const [inserted] = await runBatch(db, [
+  // The new file is the owner's newest, with this (random) file token: its id, if the quota let it in.
+  const newId = sql`(SELECT max(id) FROM files WHERE user_id = ${values.userId})`;
+  const insertedHere = sql`EXISTS (SELECT 1 FROM files WHERE id = ${newId} AND file_token = ${values.fileToken})`;
+  const results = await runBatch(db, [
     sql`${insertWhere(files, values as Record<string, unknown>, fitsQuota(values.userId, size, quota))} returning *`,
     db
       .update(users)
       .set({ storageUsed: sql`${users.storageUsed} + ${size}` })
       .where(and(eq(users.id, values.userId), sql`${size} > 0`, sql`exists(select 1 from files where storage_key = ${key})`)),
     ...extra,
+    ...(event ? reservationsSql([{ ...event, objectId: newId, when: insertedHere }]) : []),
   ]);
-  const raw = inserted.results[0] as Record<string, unknown> | undefined;
-  return raw ? fromRaw<FileRecord>(files, raw) : undefined;
+  const raw = results[0].results[0] as Record<string, unknown> | undefined;
+  const seq = event ? reservedSeq(results[results.length - 1]) : undefined;
+  return raw ? { ...fromRaw<FileRecord>(files, raw), ...(seq !== undefined ? { seq } : {}) } : undefined;
 }
 
 export interface UploadedContent {
