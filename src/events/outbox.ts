@@ -58,6 +58,15 @@ export function reserveEvent(type: EventType, ref: OutboxRef, at: number, object
   return sql`INSERT INTO stream_outbox (type, ref, created_at) SELECT ${type}, ${refSql}, ${at} ${lockSource}${when ? sql` WHERE ${when}` : sql``} RETURNING id`;
 }
 
+/**
+ * The statement, for the write's own batch, that records an event already rendered before the
+ * batch (its data does not depend on the write's result: a deletion rendered from the row read
+ * before it, a token): atomic with the write, and the relay needs no renderer for it.
+ */
+export function reserveRendered(event: StampedEvent, when?: SQL): SQL {
+  return sql`INSERT INTO stream_outbox (type, payload, created_at) SELECT ${event.type}, ${JSON.stringify(event)}, ${event.timestamp} ${lockSource}${when ? sql` WHERE ${when}` : sql``} RETURNING id`;
+}
+
 /** An event a store reserves in its batch (see `reserveEvent`). */
 export interface Reservation {
   type: EventType;

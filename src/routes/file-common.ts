@@ -4,8 +4,9 @@ import { codePointLength } from "../text";
 import { timingSafeEqual } from "../auth/crypto";
 import { hasScope } from "../auth/scopes";
 import { LIMITS, MORE_LIMITS } from "../config";
-import type { Reservation } from "../events/outbox";
-import { publish } from "../events/publish";
+import { sql, type SQL } from "drizzle-orm";
+import { reserveRendered, type Reservation } from "../events/outbox";
+import { publish, type DomainEvent } from "../events/publish";
 import { signUrls } from "../services/file-urls";
 import { assertCleanInput } from "../http/clean-text";
 import { ApiError, describeIssues } from "../http/errors";
@@ -170,14 +171,23 @@ export const fileReservation = (c: C, ownerId: number, fileId?: number, isDelete
   at: now(c),
 });
 
+/** The `file` event of a file's state (rendered for no viewer). */
+export const fileEvent = (c: C, row: FileRow, isDeleted = false): DomainEvent => ({
+  type: "file",
+  data: renderFile(row, eventView(c), { isDeleted }),
+  isDeleted: isDeleted || undefined,
+  route: { actorId: c.var.auth?.user?.id, userIds: [row.file.userId] },
+});
+
+/**
+ * The outbox row of a file's deletion for the deleting batch, rendered before it (the row read
+ * before the delete is what the event shows), written if the file is deleted when it commits.
+ */
+export const fileDeletionSql = (c: C, row: FileRow): SQL =>
+  reserveRendered({ ...fileEvent(c, row, true), timestamp: now(c) }, sql`EXISTS (SELECT 1 FROM files WHERE id = ${row.file.id} AND is_deleted = 1)`);
+
 export function publishFile(c: C, row: FileRow, isDeleted = false, seq?: number) {
-  publish(c, {
-    seq,
-    type: "file",
-    data: renderFile(row, eventView(c), { isDeleted }),
-    isDeleted: isDeleted || undefined,
-    route: { actorId: c.var.auth?.user?.id, userIds: [row.file.userId] },
-  });
+  publish(c, { ...fileEvent(c, row, isDeleted), seq });
 }
 
 /** Publishes a file read after the request (its derived images made): signs its URLs first. */

@@ -295,18 +295,32 @@ export async function upsertDerived(
   return written.changes > 0;
 }
 
-export const updateFileQuery = (db: Db, id: number, set: Partial<Pick<FileRecord, "name" | "isPublic" | "raw">>) =>
-  db
-    .update(files)
-    .set(set)
-    .where(and(eq(files.id, id), eq(files.isDeleted, false)))
-    .returning();
+/** Changes a live file's name, visibility or raw, with its `file` event reserved in the same batch; undefined when it is gone. */
+export async function updateFile(
+  db: Db,
+  id: number,
+  set: Partial<Pick<FileRecord, "name" | "isPublic" | "raw">>,
+  event: Reservation,
+): Promise<{ file: FileRecord; seq?: number } | undefined> {
+  const results = await runBatch(db, [
+    db
+      .update(files)
+      .set(set)
+      .where(and(eq(files.id, id), eq(files.isDeleted, false)))
+      .returning(),
+    ...reservationsSql([{ ...event, when: sql`EXISTS (SELECT 1 FROM files WHERE id = ${id} AND is_deleted = 0)` }]),
+  ]);
+  const raw = results[0].results[0] as Record<string, unknown> | undefined;
+  return raw ? { file: fromRaw<FileRecord>(files, raw), seq: reservedSeq(results[1]) } : undefined;
+}
 
 export interface DeletedFiles {
   /** Ids this call deleted (not already deleted, owned by the user). */
   ids: number[];
   /** R2 objects to remove now that no row refers to them. */
   storageKeys: string[];
+  /** The sequences of the `events` statements (undefined: not written). */
+  eventSeqs?: (number | undefined)[];
 }
 
 /**
@@ -321,6 +335,7 @@ export async function deleteFiles(
   targets: { file: FileRecord; derived: DerivedRecord[]; placeholderOpId?: string }[],
   at: number,
   extra: BatchItem[] = [],
+  events: SQL[] = [],
 ): Promise<DeletedFiles> {
   if (!targets.length) {
     if (extra.length) await runBatch(db, extra);
@@ -338,10 +353,13 @@ export async function deleteFiles(
     sql`update files set is_deleted = 1 where ${live} returning id`,
     ...targets.filter((t) => t.placeholderOpId).map((t) => endOperation(db, t.placeholderOpId!, "dead", at, { file_id: String(t.file.id), reason: "deleted before upload" })),
     ...extra,
+    // Outbox rows last (on Postgres they take the outbox lock, held to commit).
+    ...events,
   ]);
   const deleted = new Set(results[2].results.map((r) => Number(r.id)));
   const gone = targets.filter((t) => deleted.has(t.file.id));
   return {
+    eventSeqs: results.slice(results.length - events.length).map(reservedSeq),
     ids: gone.map((t) => t.file.id),
     storageKeys: gone.flatMap((t) => [t.file.storageKey, ...t.derived.map((d) => d.storageKey)]).filter((k): k is string => !!k),
   };
