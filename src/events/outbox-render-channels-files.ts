@@ -2,20 +2,26 @@ import type { Db } from "../db";
 import { signUrlsAt } from "../services/file-urls";
 import { getChannel } from "../stores/channels";
 import { getFileRow } from "../stores/files";
+import { getMarker } from "../stores/markers";
 import { getUser } from "../stores/users";
 import { renderChannel } from "../views/channel";
 import type { ViewContext } from "../views/context";
 import { renderFile } from "../views/file";
+import { renderMarker } from "../views/marker";
 import { renderUser } from "../views/user";
 import type { OutboxRef, OutboxRow } from "./outbox";
 
 /**
- * The relay's renderers (src/events/outbox-render.ts) of `channel`, `channel_subscription` and
- * `file` events reserved in their write's batch: the `data` the writer would have published,
+ * The relay's renderers (src/events/outbox-render.ts) of `channel`, `channel_subscription`,
+ * `file` and `marker` events reserved in their write's batch: the `data` the writer would have published,
  * read as it is at delivery; undefined when the object is gone.
  */
 export async function renderChannelOrFileRef(db: Db, env: Env, row: OutboxRow, ref: OutboxRef, view: ViewContext): Promise<unknown> {
   const actorId = ref.route?.actorId ?? null;
+  if (row.type === "marker" && actorId !== null && ref.key !== undefined) {
+    const marker = await getMarker(db, actorId, ref.key);
+    return marker ? renderMarker(marker) : undefined;
+  }
   if (ref.id === undefined) return undefined;
   if (row.type === "channel") {
     // Read as the actor, as the writer read it back; rendered for no viewer.

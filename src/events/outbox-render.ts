@@ -40,12 +40,12 @@ export async function renderFromRefs(db: Db, env: Env, rows: OutboxRow[]): Promi
         // A deletion is published without raw (the deleted message's shape).
         if (message) return { ...base, data: renderMessage(message, view(i), ref.isDeleted ? {} : { raw: true }) };
       }
-      // ---- channel, channel_subscription, file (outbox-render-channels-files.ts) ----
-      if (ref && (row.type === "channel" || row.type === "channel_subscription" || row.type === "file")) {
+      // ---- channel, channel_subscription, file, marker (outbox-render-channels-files.ts) ----
+      if (ref && (row.type === "channel" || row.type === "channel_subscription" || row.type === "file" || row.type === "marker")) {
         const data = await renderChannelOrFileRef(db, env, row, ref, view(i));
         if (data !== undefined) return { ...base, route: routeWithObject(row.type, ref), data };
       }
-      // ---- end channel, channel_subscription, file ----
+      // ---- end channel, channel_subscription, file, marker ----
       console.error(JSON.stringify({ error: "outbox row not renderable", seq: row.id, type: row.type }));
       return null;
     }),

@@ -29,6 +29,8 @@ export interface OutboxRef {
   route?: DomainEvent["route"];
   /** The origin links in the rendered object use (the request's, when PUBLIC_ORIGIN is empty). */
   origin: string;
+  /** The object's key when it has no numeric id (a marker's name). */
+  key?: string;
 }
 
 /** Any number the advisory lock uses; it only has to be the same for every writer of the outbox. */

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { streamRelay } from "../../src/events/publish";
 import { call, makeUser, userToken, type StreamSocket } from "../helpers";
 import { DB } from "../db";
-import { ALL_SCOPES, appStream, eventsOf, socket, waitForEvents } from "./stream-fixtures";
+import { ALL_SCOPES, appStream, eventsOf, socket, userStream, waitForEvents } from "./stream-fixtures";
 
 /** A user who posts; `skipPoke` plays a writer that dies right after its commit (no hand-off to the relay). */
 async function poster(app: Parameters<typeof userToken>[0]) {
@@ -286,6 +286,22 @@ describe("stream outbox: message delete, channel, subscription and file events r
     expect({ ...rendered.data, id: live.data.id, name: live.data.name, url: live.data.url, url_expires_at: live.data.url_expires_at, sha256: live.data.sha256, created_at: live.data.created_at }).toEqual(
       live.data,
     );
+    s.ws.close(1000);
+  });
+
+  it("delivers a marker moved by a writer that died after its commit to the user's own stream, rendered from its reference, once", async () => {
+    const { user, token, s } = await userStream();
+    const move = async (id: string, headers: Record<string, string> = {}) =>
+      expect((await call("POST", "/markers", { token, json: [{ id, name: "personal" }], headers })).status).toBe(200);
+    await move("10");
+    await move("20", SKIP);
+    const rows = (await DB.prepare("SELECT id, ref, payload FROM stream_outbox WHERE type = 'marker' ORDER BY id").all<any>()).results.filter(
+      (r) => r.ref && JSON.parse(r.ref).route?.actorId === Number(user.id),
+    );
+    expect(rows.map((r) => [JSON.parse(r.ref).key, r.payload])).toEqual([["personal", null], ["personal", null]]);
+    await relayUntil(Number(rows[1].id));
+    const { live, rendered } = await expectLiveThenRendered(s, (f) => f.meta.type === "marker", ["10", "20"], (f) => f.data.id);
+    expect({ ...rendered.data, id: live.data.id, version: live.data.version, last_read_id: live.data.last_read_id, updated_at: live.data.updated_at }).toEqual(live.data);
     s.ws.close(1000);
   });
 });
