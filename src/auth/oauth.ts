@@ -1,5 +1,6 @@
 import type { Scope } from "../config";
 import { ApiError, BASIC_CHALLENGE } from "../http/errors";
+import type { StampedEvent } from "../events/publish";
 import type { Auth } from "../http/types";
 import type { Db } from "../db";
 import { getAppByClientId, type AppRecord } from "../stores/apps";
@@ -93,11 +94,26 @@ export async function authenticateClient(
 }
 
 /** Issues a token; returns the secret (shown once) and the caller identity it stands for. */
-export async function issueToken(db: Db, app: AppRecord, user: UserRecord | null, scopes: string[], at: number) {
+/**
+ * Issues a token. `event`: for a user token, renders its `token` event from what it will be (the
+ * event's data has no token id), written in the insert's batch; `seq` is that event's sequence.
+ */
+export async function issueToken(
+  db: Db,
+  app: AppRecord,
+  user: UserRecord | null,
+  scopes: string[],
+  at: number,
+  event?: (auth: Auth) => StampedEvent,
+): Promise<{ accessToken: string; auth: Auth; seq?: number }> {
   const accessToken = randomToken();
-  const token = await insertToken(db, { tokenHash: await sha256Hex(accessToken), appId: app.id, userId: user?.id ?? null, scopes, createdAt: at });
+  const tokenHash = await sha256Hex(accessToken);
+  const draft = { id: 0, tokenHash, appId: app.id, userId: user?.id ?? null, scopes: scopes.join(" "), createdAt: at } as unknown as Auth["token"];
+  const rendered = user && event ? event({ kind: "user", token: draft, scopes, app, user }) : undefined;
+  if (rendered?.route) delete rendered.route.tokenId; // not known yet; only a revocation needs it
+  const { seq, ...token } = await insertToken(db, { tokenHash, appId: app.id, userId: user?.id ?? null, scopes, createdAt: at }, rendered);
   const auth: Auth = { kind: user ? "user" : "app", token, scopes, app, user };
-  return { accessToken, auth };
+  return { accessToken, auth, seq };
 }
 
 /** What each scope lets an app do, in plain words: the consent page and the OpenAPI document show these. */

@@ -8,6 +8,7 @@ import { renderPostForEvent } from "../views/post";
 import type { ViewContext } from "../views/context";
 import type { OutboxRef, OutboxRow } from "./outbox";
 import { renderSocialRef } from "./outbox-render-social";
+import { renderChannelOrFileRef, routeWithObject } from "./outbox-render-channels-files";
 import type { StampedEvent } from "./publish";
 
 /**
@@ -37,7 +38,8 @@ export async function renderFromRefs(db: Db, env: Env, rows: OutboxRow[]): Promi
         const channelId = ref.route?.channelId ?? (await allRows<{ channel_id: number }>(db, sql`SELECT channel_id FROM messages WHERE id = ${ref.id}`))[0]?.channel_id;
         // Read as its author, as the writer read it back (the channel may be private); rendered for no viewer.
         const message = channelId === undefined ? undefined : await getMessage(db, Number(channelId), ref.id, ref.route?.actorId ?? null);
-        if (message) return { ...base, data: renderMessage(message, view(i), { raw: true }) };
+        // A deletion is published without raw (the deleted message's shape).
+        if (message) return { ...base, data: renderMessage(message, view(i), ref.isDeleted ? {} : { raw: true }) };
       }
       // --- Social writes (branch outbox-a): post revise/delete/repost/unrepost, bookmark, follow, mute, block, user. ---
       if (ref) {
@@ -45,6 +47,12 @@ export async function renderFromRefs(db: Db, env: Env, rows: OutboxRow[]): Promi
         if (data !== undefined) return { ...base, data };
       }
       // --- end of social writes ---
+      // ---- channel, channel_subscription, file, marker (outbox-render-channels-files.ts) ----
+      if (ref && (row.type === "channel" || row.type === "channel_subscription" || row.type === "file" || row.type === "marker")) {
+        const data = await renderChannelOrFileRef(db, env, row, ref, view(i));
+        if (data !== undefined) return { ...base, route: routeWithObject(row.type, ref), data };
+      }
+      // ---- end channel, channel_subscription, file, marker ----
       console.error(JSON.stringify({ error: "outbox row not renderable", seq: row.id, type: row.type }));
       return null;
     }),

@@ -29,6 +29,8 @@ export interface OutboxRef {
   route?: DomainEvent["route"];
   /** The origin links in the rendered object use (the request's, when PUBLIC_ORIGIN is empty). */
   origin: string;
+  /** The object's key when it has no numeric id (a marker's name). */
+  key?: string;
 }
 
 /** Any number the advisory lock uses; it only has to be the same for every writer of the outbox. */
@@ -45,6 +47,8 @@ const lockSource = isPostgres ? sql`FROM (SELECT pg_advisory_xact_lock(${OUTBOX_
 /**
  * The statement, for the write's own batch, that records an event; its one row is `{id}` (the
  * sequence). `objectId`: a SQL expression of the object's id when the batch allocates it.
+ * `when`: a condition on the batch's state so far; the row is written (and a sequence used) only
+ * if it holds (a write guarded by quota or state that may have changed nothing), else no row.
  */
 export function reserveEvent(type: EventType, ref: OutboxRef, at: number, objectId?: SQL, when?: SQL): SQL {
   const { id, ...rest } = ref;
@@ -97,6 +101,31 @@ export function reserveCaptured(type: EventType, at: number, ref: SQL, slot = 0)
 /** The sequence of a `reserveCaptured` pair: from whichever of its two statements inserted. */
 export const capturedSeq = (capture: { results?: unknown[] } | undefined, insert: { results?: unknown[] } | undefined) =>
   reservedSeq(capture) ?? reservedSeq(insert);
+
+/**
+ * The statement, for the write's own batch, that records an event already rendered before the
+ * batch (its data does not depend on the write's result: a deletion rendered from the row read
+ * before it, a token): atomic with the write, and the relay needs no renderer for it.
+ */
+export function reserveRendered(event: StampedEvent, when?: SQL): SQL {
+  return sql`INSERT INTO stream_outbox (type, payload, created_at) SELECT ${event.type}, ${JSON.stringify(event)}, ${event.timestamp} ${lockSource}${when ? sql` WHERE ${when}` : sql``} RETURNING id`;
+}
+
+/** An event a store reserves in its batch (see `reserveEvent`). */
+export interface Reservation {
+  type: EventType;
+  ref: OutboxRef;
+  at: number;
+  objectId?: SQL;
+  when?: SQL;
+}
+
+/** The statements of reservations, for the end of a batch (on Postgres they take the outbox lock, held to commit). */
+export const reservationsSql = (events: Reservation[]): SQL[] => events.map((e) => reserveEvent(e.type, e.ref, e.at, e.objectId, e.when));
+
+/** The sequences of `n` reservations whose rows precede the last `after` results of a batch (undefined: not written). */
+export const seqsBefore = (rows: unknown[][], n: number, after = 1): (number | undefined)[] =>
+  rows.slice(rows.length - after - n, rows.length - after).map((r) => reservedSeq({ results: r }));
 
 /** The sequence a `reserveEvent` statement returned (its raw result's first row). */
 export const reservedSeq = (result: { results?: unknown[] } | undefined): number | undefined => {

@@ -1,6 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import type { Reservation } from "../events/outbox";
 import { publish } from "../events/publish";
+import { now } from "../http/time";
 import { ApiError } from "../http/errors";
 import { exampleChannel } from "../http/examples";
 import { checkIdCount, flagValue, queryFlag, userParams } from "../http/params";
@@ -88,9 +90,32 @@ export const renderPlain = (c: Context<AppEnv>, ch: ChannelRecord) =>
 /** Events are rendered for no particular viewer (decisions §8). */
 export const eventView = (c: Context<AppEnv>) => eventContext(c);
 
-export function publishSubscription(c: Context<AppEnv>, user: UserRecord, ch: ChannelRecord, subscribed: boolean) {
+/**
+ * The outbox reservations (src/events/outbox.ts) of a `channel` event and of a `channel_subscription`
+ * event, for the write's batch; the relay renders them from these (src/events/outbox-render.ts).
+ * `channelId` is left out when the batch creates the channel (the store fills the id in).
+ */
+export const channelReservation = (c: Context<AppEnv>, actorId: number, channelId?: number): Reservation => ({
+  type: "channel",
+  ref: { ...(channelId !== undefined ? { id: channelId } : {}), origin: eventView(c).origin, route: { actorId, ...(channelId !== undefined ? { channelId } : {}) } },
+  at: now(c),
+});
+
+export const subscriptionReservation = (c: Context<AppEnv>, userId: number, subscribed: boolean, channelId?: number): Reservation => ({
+  type: "channel_subscription",
+  ref: {
+    ...(channelId !== undefined ? { id: channelId } : {}),
+    origin: eventView(c).origin,
+    ...(subscribed ? {} : { isDeleted: true }),
+    route: { actorId: userId, ...(channelId !== undefined ? { channelId } : {}), userIds: [userId] },
+  },
+  at: now(c),
+});
+
+export function publishSubscription(c: Context<AppEnv>, user: UserRecord, ch: ChannelRecord, subscribed: boolean, seq?: number) {
   const view = eventView(c);
   publish(c, {
+    seq,
     type: "channel_subscription",
     data: { user: renderUser(user, view), channel: renderChannel(ch, view, { raw: true }) },
     ...(subscribed ? {} : { isDeleted: true }),
@@ -99,8 +124,8 @@ export function publishSubscription(c: Context<AppEnv>, user: UserRecord, ch: Ch
 }
 
 /** Publishes a channel's new state (create, update, deactivate, owner change). */
-export function publishChannel(c: Context<AppEnv>, actorId: number, ch: ChannelRecord) {
-  publish(c, { type: "channel", data: renderChannel(ch, eventView(c), { raw: true }), route: { actorId, channelId: ch.id } });
+export function publishChannel(c: Context<AppEnv>, actorId: number, ch: ChannelRecord, seq?: number) {
+  publish(c, { seq, type: "channel", data: renderChannel(ch, eventView(c), { raw: true }), route: { actorId, channelId: ch.id } });
 }
 
 /** Comma-separated integer ids, at most `max`, deduplicated in order; else a 400 naming the parameter. */

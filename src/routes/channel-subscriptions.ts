@@ -21,6 +21,7 @@ import {
   channelRenderer,
   exampleChannel,
   publishSubscription,
+  subscriptionReservation,
   renderPlain,
 } from "./channel-common";
 import { userParams } from "../http/params";
@@ -96,8 +97,9 @@ export const channelSubscriptionRoutes = createRouter()
       const ch = await readableChannel(c, Number(c.req.valid("param").channel_id));
       requireChannelScope(c, ch);
       if (!ch.isActive) throw ApiError.badRequest("this channel was deactivated: it cannot be subscribed to");
-      const res = await subscribe(c.var.db, ch.id, user.id, now(c));
-      if (res.changed) publishSubscription(c, user, res.channel, true);
+      // The event is reserved in the batch when the read above saw the user not subscribed (see `subscribe`).
+      const res = await subscribe(c.var.db, ch.id, user.id, now(c), ch.youSubscribed ? [] : [subscriptionReservation(c, user.id, true, ch.id)]);
+      if (res.changed || res.seqs[0] !== undefined) publishSubscription(c, user, res.channel, true, res.seqs[0]);
       return ok(c, renderPlain(c, res.channel));
     },
   )
@@ -116,8 +118,8 @@ export const channelSubscriptionRoutes = createRouter()
       const user = currentUser(c);
       const ch = await readableChannel(c, Number(c.req.valid("param").channel_id));
       requireChannelScope(c, ch);
-      const res = await unsubscribe(c.var.db, ch.id, user.id);
-      if (res.changed) publishSubscription(c, user, res.channel, false);
+      const res = await unsubscribe(c.var.db, ch.id, user.id, ch.youSubscribed ? [subscriptionReservation(c, user.id, false, ch.id)] : []);
+      if (res.changed || res.seqs[0] !== undefined) publishSubscription(c, user, res.channel, false, res.seqs[0]);
       return ok(c, renderPlain(c, res.channel));
     },
   )

@@ -29,8 +29,10 @@ import {
   channelQuery,
   channelRenderer,
   exampleChannel,
+  channelReservation,
   publishChannel,
   publishSubscription,
+  subscriptionReservation,
   renderPlain,
 } from "./channel-common";
 import { channelType, jsonBool, rawSchema, requireChannelScope, resolveUserLists, userRefList } from "./channel-input";
@@ -156,8 +158,8 @@ async function updateHandler(c: Context<AppEnv>, channelId: number, body: { acl?
     if (listChanged) changes.acl[level] = list;
   }
   if (body.raw !== undefined) changes.raw = mergedRaw(ch.raw, await prepareRaw(c, body.raw, "channel"));
-  const updated = await updateChannel(c.var.db, ch.id, changes, user.id);
-  publishChannel(c, user.id, updated);
+  const { value: updated, seqs } = await updateChannel(c.var.db, ch.id, changes, user.id, [channelReservation(c, user.id, ch.id)]);
+  publishChannel(c, user.id, updated, seqs[0]);
   return ok(c, renderPlain(c, updated));
 }
 
@@ -190,17 +192,21 @@ export const channelRoutes = createRouter()
       const flags = flagsFrom(body.acl, NO_FLAGS);
       requireChannelScope(c, { type: body.type, readPublic: flags.readPublic });
       const [lists, raw] = await Promise.all([aclLists(c, body.acl, user.id, user.id), prepareRaw(c, body.raw ?? null, "channel")]);
-      const ch = await createChannel(c.var.db, {
+      const { value: ch, seqs } = await createChannel(
+        c.var.db,
+        {
         ...flags,
         type: body.type,
         ownerId: user.id,
         appId: c.var.auth!.app.id,
         acl: { full: lists.full ?? [], write: lists.write ?? [], read: lists.read ?? [] },
         raw,
-        createdAt: now(c),
-      });
-      publishChannel(c, user.id, ch);
-      publishSubscription(c, user, ch, true);
+          createdAt: now(c),
+        },
+        [channelReservation(c, user.id), subscriptionReservation(c, user.id, true)],
+      );
+      publishChannel(c, user.id, ch, seqs[0]);
+      publishSubscription(c, user, ch, true, seqs[1]);
       return ok(c, renderPlain(c, ch), {}, 201);
     },
   )
@@ -267,8 +273,8 @@ export const channelRoutes = createRouter()
       if (ch.type === PM_TYPE) throw ApiError.badRequest("private-message channels cannot be deactivated");
       if (ch.ownerId !== user.id) throw ApiError.forbidden("only the channel's owner may deactivate it");
       if (!ch.isActive) return ok(c, renderPlain(c, ch));
-      const updated = await deactivateChannel(c.var.db, ch.id, user.id);
-      publishChannel(c, user.id, updated);
+      const { value: updated, seqs } = await deactivateChannel(c.var.db, ch.id, user.id, [channelReservation(c, user.id, ch.id)]);
+      publishChannel(c, user.id, updated, seqs[0]);
       return ok(c, renderPlain(c, updated));
     },
   )
@@ -294,8 +300,8 @@ export const channelRoutes = createRouter()
       const { ids } = await resolveUserLists(c, { owner_id: [c.req.valid("json").owner_id] }, user.id);
       const newOwner = ids.owner_id[0];
       if (newOwner === user.id) return ok(c, renderPlain(c, ch));
-      const updated = await changeOwner(c.var.db, ch.id, user.id, newOwner);
-      publishChannel(c, user.id, updated);
+      const { value: updated, seqs } = await changeOwner(c.var.db, ch.id, user.id, newOwner, [channelReservation(c, user.id, ch.id)]);
+      publishChannel(c, user.id, updated, seqs[0]);
       return ok(c, renderPlain(c, updated));
     },
   );

@@ -4,11 +4,14 @@ import { codePointLength } from "../text";
 import { timingSafeEqual } from "../auth/crypto";
 import { hasScope } from "../auth/scopes";
 import { LIMITS, MORE_LIMITS } from "../config";
-import { publish } from "../events/publish";
+import { sql, type SQL } from "drizzle-orm";
+import { reserveRendered, type Reservation } from "../events/outbox";
+import { publish, type DomainEvent } from "../events/publish";
 import { signUrls } from "../services/file-urls";
 import { assertCleanInput } from "../http/clean-text";
 import { ApiError, describeIssues } from "../http/errors";
 import { idString } from "../http/route";
+import { now } from "../http/time";
 import type { AppEnv } from "../http/types";
 import { KINDS, type Kind } from "../services/media";
 import { readBody } from "../services/uploads";
@@ -156,13 +159,35 @@ export async function loadFile(c: C, id: string): Promise<FileRow> {
 
 export const eventView = (c: C): ViewContext => eventContext(c);
 
-export function publishFile(c: C, row: FileRow, isDeleted = false) {
-  publish(c, {
-    type: "file",
-    data: renderFile(row, eventView(c), { isDeleted }),
-    isDeleted: isDeleted || undefined,
-    route: { actorId: c.var.auth?.user?.id, userIds: [row.file.userId] },
-  });
+/** The outbox reservation of a `file` event (src/events/outbox.ts); the relay renders it from this (src/events/outbox-render.ts). */
+export const fileReservation = (c: C, ownerId: number, fileId?: number, isDeleted = false): Reservation => ({
+  type: "file",
+  ref: {
+    ...(fileId !== undefined ? { id: fileId } : {}),
+    origin: eventView(c).origin,
+    ...(isDeleted ? { isDeleted } : {}),
+    route: { ...(c.var.auth?.user ? { actorId: c.var.auth.user.id } : {}), userIds: [ownerId] },
+  },
+  at: now(c),
+});
+
+/** The `file` event of a file's state (rendered for no viewer). */
+export const fileEvent = (c: C, row: FileRow, isDeleted = false): DomainEvent => ({
+  type: "file",
+  data: renderFile(row, eventView(c), { isDeleted }),
+  isDeleted: isDeleted || undefined,
+  route: { actorId: c.var.auth?.user?.id, userIds: [row.file.userId] },
+});
+
+/**
+ * The outbox row of a file's deletion for the deleting batch, rendered before it (the row read
+ * before the delete is what the event shows), written if the file is deleted when it commits.
+ */
+export const fileDeletionSql = (c: C, row: FileRow): SQL =>
+  reserveRendered({ ...fileEvent(c, row, true), timestamp: now(c) }, sql`EXISTS (SELECT 1 FROM files WHERE id = ${row.file.id} AND is_deleted = 1)`);
+
+export function publishFile(c: C, row: FileRow, isDeleted = false, seq?: number) {
+  publish(c, { ...fileEvent(c, row, isDeleted), seq });
 }
 
 /** Publishes a file read after the request (its derived images made): signs its URLs first. */

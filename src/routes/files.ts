@@ -13,7 +13,7 @@ import { signUrls } from "../services/file-urls";
 import { runFileDelete } from "../services/file-delete";
 import { keysToMake, makeDerivedLater } from "../services/image-derivatives";
 import { kindOfMime, mediaInfo, normalizeMime, resolveType } from "../services/media";
-import { deleteFiles, getFileRowsByIds, insertFile, listUserFileRows, ownLiveFileIds, updateFileQuery, type FileRow } from "../stores/files";
+import { deleteFiles, getFileRowsByIds, insertFile, listUserFileRows, ownLiveFileIds, updateFile, type FileRow } from "../stores/files";
 import { fileCreateOpId, newOperation } from "../stores/operations";
 import { viewContext } from "../views/context";
 import { renderFile, type FileViewOptions } from "../views/file";
@@ -34,6 +34,8 @@ import {
   scopeTypes,
   requireOwner,
   loadFile,
+  fileDeletionSql,
+  fileReservation,
   publishFile,
   publishSigned,
   selfView,
@@ -200,11 +202,11 @@ export const fileRoutes = createRouter()
       requireOwner(c, row);
       const set = { name: body.name, isPublic: body.is_public, raw: await prepareRaw(c, body.raw, "file") };
       if (Object.values(set).some((v) => v !== undefined)) {
-        const [updated] = await updateFileQuery(c.var.db, row.file.id, set);
+        const updated = await updateFile(c.var.db, row.file.id, set, fileReservation(c, row.file.userId, row.file.id));
         if (!updated) throw ApiError.notFound("no such file");
-        row.file = updated;
+        row.file = updated.file;
         await signUrls(c, [row]);
-        publishFile(c, row);
+        publishFile(c, row, false, updated.seq);
       } else {
         await signUrls(c, [row]);
       }
@@ -227,12 +229,12 @@ export const fileRoutes = createRouter()
       requireOwner(c, row);
       const at = now(c);
       const placeholderOpId = row.file.isComplete ? undefined : await fileCreateOpId(row.file.fileToken);
-      const deleted = await deleteFiles(c.var.db, row.file.userId, [{ file: row.file, derived: row.derived, placeholderOpId }], at);
+      const deleted = await deleteFiles(c.var.db, row.file.userId, [{ file: row.file, derived: row.derived, placeholderOpId }], at, [], [fileDeletionSql(c, row)]);
       if (!deleted.ids.length) throw ApiError.notFound("no such file");
       // Rows first, content after: a failure here leaves unreferenced objects, recorded as a dead operation.
       await removeContent(c, deleted.storageKeys, { file_ids: [String(row.file.id)] }, at);
       const body = renderFile(row, viewContext(c), { fileToken: true, isDeleted: true });
-      publishFile(c, row, true);
+      publishFile(c, row, true, deleted.eventSeqs?.[0]);
       return ok(c, body);
     },
   )
@@ -305,7 +307,7 @@ async function createComplete(c: C) {
     const at = now(c);
     const name = fields.name ?? [...(content.filename ?? "")].slice(0, MORE_LIMITS.fileNameMaxLength).join("");
     const toMake = keysToMake({ kind, mimeType, mediaInfo: info });
-    const file = await insertFile(
+    const created = await insertFile(
       c.var.db,
       {
         userId: user.id,
@@ -327,11 +329,14 @@ async function createComplete(c: C) {
         derivedPendingSince: toMake.length ? at : null,
       },
       QUOTA,
+      [],
+      fileReservation(c, user.id),
     );
-    if (!file) throw new ApiError(507, "the storage quota is exceeded");
+    if (!created) throw new ApiError(507, "the storage quota is exceeded");
+    const { seq, ...file } = created;
     const row: FileRow = { file, user: selfView(c), app: c.var.auth!.app, derived: [] };
     await signUrls(c, [row]);
-    publishFile(c, row);
+    publishFile(c, row, false, seq);
     if (toMake.length) makeDerivedLater(c, file.id, publishSigned(c));
     return ok(c, renderFile(row, viewContext(c), { fileToken: true, raw: fields.raw !== undefined }), {}, 201);
   });
@@ -355,7 +360,7 @@ async function createPlaceholder(c: C) {
   const at = now(c);
   const fileToken = randomToken(24);
   const opId = await fileCreateOpId(fileToken);
-  const file = await insertFile(
+  const created = await insertFile(
     c.var.db,
     {
       userId: user.id,
@@ -374,10 +379,12 @@ async function createPlaceholder(c: C) {
     },
     QUOTA,
     [newOperation(c.var.db, { id: opId, type: "file_create", userId: user.id, createdAt: at })],
+    fileReservation(c, user.id),
   );
-  if (!file) throw new ApiError(507, "the storage quota is exceeded");
+  if (!created) throw new ApiError(507, "the storage quota is exceeded");
+  const { seq, ...file } = created;
   const row: FileRow = { file, user: selfView(c), app: c.var.auth!.app, derived: [] };
-  publishFile(c, row);
+  publishFile(c, row, false, seq);
   const origin = viewContext(c).origin;
   addMeta(c, { status_url: `${origin}/v1/sys/ops/${opId}` });
   return ok(

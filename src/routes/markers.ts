@@ -4,6 +4,7 @@ import type { SQL } from "drizzle-orm";
 import { currentUser, userToken } from "../auth/access";
 import { MORE_LIMITS } from "../config";
 import { publish } from "../events/publish";
+import { eventContext } from "../views/context";
 import { addMeta, ok } from "../http/envelope";
 import { ApiError } from "../http/errors";
 import { parsePage, usesMarker, type Page } from "../http/pagination";
@@ -132,11 +133,11 @@ export const markerRoutes = createRouter()
       const user = currentUser(c);
       const reset = resetFlag(c.req.query("reset_read_id"));
       const inputs = parseInputs(c.req.valid("json"));
-      const result = await setMarkers(c.var.db, user.id, inputs, reset, now(c));
+      const route = { actorId: user.id, exceptConnectionId: c.req.valid("query").connection_id };
+      const result = await setMarkers(c.var.db, user.id, inputs, reset, now(c), { origin: eventContext(c).origin, route });
       if (!result.ok) throw ApiError.forbidden("'name' names a channel you cannot read");
       const markers = result.markers.map(renderMarker);
-      const route = { actorId: user.id, exceptConnectionId: c.req.valid("query").connection_id };
-      publish(c, ...markers.map((m) => ({ type: "marker" as const, data: m, route })));
+      publish(c, ...result.markers.map((m, i) => ({ type: "marker" as const, data: markers[i], route, seq: result.seqs.get(m.name) })));
       return ok(c, markers);
     },
   );

@@ -233,9 +233,12 @@ export const messageRoutes = createRouter()
       if (m.userId !== user.id && !(m.channel!.full && m.channel!.type !== PM_TYPE)) {
         throw ApiError.forbidden("only the author, or the channel's owner and full-access users outside private messages, may delete this message");
       }
-      const deleted = m.isDeleted ? m : await deleteMessage(c.var.db, m, user.id);
-      if (!m.isDeleted) {
+      const ref = { origin: eventView(c).origin, route: { actorId: user.id, channelId: m.channelId } };
+      const { message: deleted, seq } = m.isDeleted ? { message: m, seq: undefined } : await deleteMessage(c.var.db, m, user.id, { ref, at: now(c) });
+      // No sequence: a concurrent request deleted it first and has the event.
+      if (seq !== undefined) {
         publish(c, {
+          seq,
           type: "message",
           data: renderMessage(deleted, eventView(c)),
           isDeleted: true,

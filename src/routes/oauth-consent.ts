@@ -196,8 +196,8 @@ export const consentRoutes = createRouter()
         return (await renderConsent(c, checked, 200, { username: f.username, error })) as never;
       }
       if (inFragment) {
-        const { accessToken, auth } = await issueToken(c.var.db, app, user, scopes, at);
-        publish(c, tokenEvent(c, auth));
+        const { accessToken, auth, seq } = await issueToken(c.var.db, app, user, scopes, at, (draft) => ({ ...tokenEvent(c, draft), timestamp: at }));
+        publish(c, { ...tokenEvent(c, auth), seq });
         const frag = new URLSearchParams({ access_token: accessToken, token_type: "bearer", ...(request.state ? { state: request.state } : {}) });
         return c.redirect(`${redirect.href.split("#")[0]}#${frag}`, 302) as never;
       }

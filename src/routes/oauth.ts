@@ -104,8 +104,8 @@ async function tokenReply(c: Context<AppEnv>, fields: Record<string, unknown>) {
     }
     const user = await getUser(db, userId, userId);
     if (!user || user.isDisabled) throw new OAuthError(400, "invalid_grant", "the user no longer exists");
-    const { accessToken, auth } = await issueToken(db, app, user, scopes, at);
-    publish(c, tokenEvent(c, auth));
+    const { accessToken, auth, seq } = await issueToken(db, app, user, scopes, at, (draft) => ({ ...tokenEvent(c, draft), timestamp: at }));
+    publish(c, { ...tokenEvent(c, auth), seq });
     return {
       access_token: accessToken,
       token_type: "bearer" as const,

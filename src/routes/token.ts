@@ -1,3 +1,4 @@
+import { now } from "../http/time";
 import { currentUser, userToken } from "../auth/access";
 import { publish } from "../events/publish";
 import { tokenEvent } from "../events/token-event";
@@ -43,8 +44,9 @@ export const tokenRoutes = createRouter()
     async (c) => {
       const auth = c.var.auth!;
       const body = renderToken(auth, viewContext(c));
-      await deleteToken(c.var.db, auth.token.id);
-      publish(c, tokenEvent(c, auth, true));
+      const event = tokenEvent(c, auth, true);
+      const seq = await deleteToken(c.var.db, auth.token.id, { ...event, timestamp: now(c) });
+      publish(c, { ...event, seq });
       return ok(c, body);
     },
   );

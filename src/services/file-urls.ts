@@ -3,6 +3,7 @@ import { timingSafeEqual } from "../auth/crypto";
 import { FILE_URLS } from "../config";
 import { ApiError } from "../http/errors";
 import { now } from "../http/time";
+import type { Db } from "../db";
 import type { AppEnv } from "../http/types";
 import { getContentTarget, type FileRow } from "../stores/files";
 import { encodeToken, parseToken, periodExpiry, signGrant, signingKey, verifyGrant, type UrlGrant } from "./file-url-signing";
@@ -33,11 +34,15 @@ export interface FileUrls {
  * an expired URL comes back renewed (decisions §10) with no write. `minRemaining` skips to the
  * next period when less than that many seconds are left.
  */
-export async function signUrls(c: Context<AppEnv>, rows: Pick<FileRow, "file" | "derived" | "urls">[], minRemaining = 0): Promise<void> {
+export function signUrls(c: Context<AppEnv>, rows: Pick<FileRow, "file" | "derived" | "urls">[], minRemaining = 0): Promise<void> {
+  return signUrlsAt(c.env, c.var.db, now(c), rows, minRemaining);
+}
+
+/** `signUrls` outside a request (the stream relay rendering a file event): the clock given. */
+export async function signUrlsAt(env: Env, db: Db, at: number, rows: Pick<FileRow, "file" | "derived" | "urls">[], minRemaining = 0): Promise<void> {
   const needed = rows.filter((r) => (r.file.isComplete && r.file.storageKey) || r.derived.length);
   if (!needed.length) return;
-  const at = now(c);
-  const key = await signingKey(c.env, c.var.db, at);
+  const key = await signingKey(env, db, at);
   const sign = async (grant: UrlGrant, storageKey: string): Promise<SignedUrl> => ({
     token: encodeToken(grant, await signGrant(key, grant, storageKey)),
     expiresAt: grant.expiresAt,

@@ -2,6 +2,7 @@ import { sql, type SQL } from "drizzle-orm";
 import type { UserView } from "./users";
 import type { Db } from "../db";
 import { allRows } from "../db/batch";
+import { reservationsSql, seqsBefore, type Reservation } from "../events/outbox";
 import {
   activityKeySql,
   unreadFlagSql,
@@ -194,7 +195,7 @@ export interface NewChannel extends AclFlags {
 }
 
 /** Creates a channel with its ACL and subscribes its owner, in one batch; returns it as the owner sees it. */
-export async function createChannel(db: Db, ch: NewChannel): Promise<ChannelRecord> {
+export async function createChannel(db: Db, ch: NewChannel, events: Reservation[] = []): Promise<Reserved<ChannelRecord>> {
   const f = (b: boolean) => (b ? 1 : 0);
   const rows = await batchRows(db, [
     sql`INSERT INTO channels (type, owner_id, app_id, read_public, read_any_user, write_any_user, read_immutable,
@@ -205,9 +206,10 @@ export async function createChannel(db: Db, ch: NewChannel): Promise<ChannelReco
     aclInsertSql(NEW_CHANNEL_ID, membersOf(ch.acl)),
     // A new channel has no messages: read (is_unread 0).
     sql`INSERT INTO subscriptions (channel_id, user_id, created_at, activity) VALUES (${NEW_CHANNEL_ID}, ${ch.ownerId}, ${ch.createdAt}, ${activityKeySql(NEW_CHANNEL_ID)})`,
+    ...reservationsSql(events.map((e) => ({ ...e, objectId: NEW_CHANNEL_ID }))),
     channelByIdSql(NEW_CHANNEL_ID, ch.ownerId),
   ]);
-  return readChannel(rows[3][0]);
+  return { value: readChannel(rows[rows.length - 1][0]), seqs: seqsBefore(rows, events.length) };
 }
 
 export interface ChannelChanges {
@@ -228,7 +230,7 @@ const FLAG_COLUMNS: Record<keyof AclFlags, string> = {
 };
 
 /** Applies changes to a channel's ACL and raw in one batch; returns the channel as the viewer sees it. */
-export async function updateChannel(db: Db, id: number, changes: ChannelChanges, viewerId: number): Promise<ChannelRecord> {
+export async function updateChannel(db: Db, id: number, changes: ChannelChanges, viewerId: number, events: Reservation[] = []): Promise<Reserved<ChannelRecord>> {
   const sets: SQL[] = [];
   for (const [k, v] of Object.entries(changes.flags) as [keyof AclFlags, boolean | undefined][]) {
     if (v !== undefined) sets.push(sql`${sql.raw(FLAG_COLUMNS[k])} = ${v ? 1 : 0}`);
@@ -242,73 +244,94 @@ export async function updateChannel(db: Db, id: number, changes: ChannelChanges,
     stmts.push(sql`DELETE FROM channel_acl WHERE channel_id = ${id} AND level = ${level}`);
     if (ids.length) stmts.push(aclInsertSql(id, ids.map((u): [AclLevel, number] => [level, u])));
   }
-  stmts.push(channelByIdSql(id, viewerId));
+  stmts.push(...reservationsSql(events), channelByIdSql(id, viewerId));
   const rows = await batchRows(db, stmts);
-  return readChannel(rows[rows.length - 1][0]);
+  return { value: readChannel(rows[rows.length - 1][0]), seqs: seqsBefore(rows, events.length) };
 }
 
 /** Result of a subscription change: the channel afterwards and whether anything changed. */
 export interface SubscriptionChange {
   channel: ChannelRecord;
   changed: boolean;
+  /** The sequences of the events reserved in the batch (undefined: not written). */
+  seqs: (number | undefined)[];
 }
+
+/** A record and the sequences of the events its write reserved (src/events/outbox.ts). */
+export interface Reserved<T> {
+  value: T;
+  seqs: (number | undefined)[];
+}
+
+/**
+ * Whether the user is subscribed, for a subscription event's reservation at the end of its batch.
+ * The caller reserves only when its read before the write saw the other state, so the event is
+ * written when the state changed; two concurrent identical requests may both write it (a repeated
+ * event, never a lost one).
+ */
+const isSubscribed = (channelId: number, userId: number) => sql`EXISTS (SELECT 1 FROM subscriptions WHERE user_id = ${userId} AND channel_id = ${channelId})`;
 
 /**
  * Subscribes the user (the user's own act: it also lifts a mute, so "muted" always means
  * "not subscribed"); one batch.
  */
-export async function subscribe(db: Db, channelId: number, userId: number, at: number): Promise<SubscriptionChange> {
+export async function subscribe(db: Db, channelId: number, userId: number, at: number, events: Reservation[] = []): Promise<SubscriptionChange> {
   const rows = await batchRows(db, [
     sql`INSERT INTO subscriptions (channel_id, user_id, created_at, activity, is_unread)
       VALUES (${channelId}, ${userId}, ${at}, ${activityKeySql(channelId)}, ${unreadFlagSql(userId, channelId)})
       ON CONFLICT (user_id, channel_id) DO NOTHING RETURNING id`,
     sql`DELETE FROM channel_mutes WHERE user_id = ${userId} AND channel_id = ${channelId}`,
     recountSubscribers(channelId),
+    ...reservationsSql(events.map((e) => ({ ...e, when: isSubscribed(channelId, userId) }))),
     channelByIdSql(channelId, userId),
   ]);
-  return { changed: rows[0].length > 0, channel: readChannel(rows[3][0]) };
+  return { changed: rows[0].length > 0, channel: readChannel(rows[rows.length - 1][0]), seqs: seqsBefore(rows, events.length) };
 }
 
 /** Unsubscribes the user and deletes their `channel:{id}` marker (the reference's rule), in one batch. */
-export async function unsubscribe(db: Db, channelId: number, userId: number): Promise<SubscriptionChange> {
+export async function unsubscribe(db: Db, channelId: number, userId: number, events: Reservation[] = []): Promise<SubscriptionChange> {
   const rows = await batchRows(db, [
     sql`DELETE FROM subscriptions WHERE user_id = ${userId} AND channel_id = ${channelId} RETURNING id`,
     sql`DELETE FROM markers WHERE user_id = ${userId} AND name = ${`channel:${channelId}`}`,
     recountSubscribers(channelId),
+    ...reservationsSql(events.map((e) => ({ ...e, when: sql`NOT ${isSubscribed(channelId, userId)}` }))),
     channelByIdSql(channelId, userId),
   ]);
-  return { changed: rows[0].length > 0, channel: readChannel(rows[3][0]) };
+  return { changed: rows[0].length > 0, channel: readChannel(rows[rows.length - 1][0]), seqs: seqsBefore(rows, events.length) };
 }
 
 /**
  * Deactivates a channel its owner names (irreversible): `is_active` 0 and every subscription
  * removed, in one batch guarded by ownership. Returns the channel as the owner now sees it.
  */
-export async function deactivateChannel(db: Db, channelId: number, ownerId: number): Promise<ChannelRecord> {
+export async function deactivateChannel(db: Db, channelId: number, ownerId: number, events: Reservation[] = []): Promise<Reserved<ChannelRecord>> {
   const owned = sql`EXISTS (SELECT 1 FROM channels o WHERE o.id = ${channelId} AND o.owner_id = ${ownerId})`;
   const rows = await batchRows(db, [
     sql`UPDATE channels SET is_active = 0 WHERE id = ${channelId} AND owner_id = ${ownerId}`,
     sql`DELETE FROM subscriptions WHERE channel_id = ${channelId} AND ${owned}`,
     recountSubscribers(channelId),
+    ...reservationsSql(events.map((e) => ({ ...e, when: owned }))),
     channelByIdSql(channelId, ownerId),
   ]);
-  return readChannel(rows[3][0]);
+  return { value: readChannel(rows[rows.length - 1][0]), seqs: seqsBefore(rows, events.length) };
 }
 
 /**
  * Gives a channel to another user (guarded by the current owner): the new owner leaves the ACL
  * lists (the owner is implicit) and the old owner becomes a full-access member; one batch.
  */
-export async function changeOwner(db: Db, channelId: number, ownerId: number, newOwnerId: number): Promise<ChannelRecord> {
+export async function changeOwner(db: Db, channelId: number, ownerId: number, newOwnerId: number, events: Reservation[] = []): Promise<Reserved<ChannelRecord>> {
   const owned = sql`EXISTS (SELECT 1 FROM channels o WHERE o.id = ${channelId} AND o.owner_id = ${ownerId})`;
   const rows = await batchRows(db, [
     sql`DELETE FROM channel_acl WHERE channel_id = ${channelId} AND user_id IN ${inList([ownerId, newOwnerId])} AND ${owned}`,
     sql`INSERT INTO channel_acl (channel_id, user_id, level) SELECT ${int(channelId)}, ${int(ownerId)}, 'full' WHERE ${owned}
       ON CONFLICT DO NOTHING`,
     sql`UPDATE channels SET owner_id = ${newOwnerId} WHERE id = ${channelId} AND owner_id = ${ownerId}`,
+    // Written if the owner changed (the old owner now holds full access, the new one owns it).
+    ...reservationsSql(events.map((e) => ({ ...e, when: sql`EXISTS (SELECT 1 FROM channels o WHERE o.id = ${channelId} AND o.owner_id = ${newOwnerId})` }))),
     channelByIdSql(channelId, ownerId),
   ]);
-  return readChannel(rows[3][0]);
+  return { value: readChannel(rows[rows.length - 1][0]), seqs: seqsBefore(rows, events.length) };
 }
 
 const readableChannel = (channelId: number, viewerId: number) =>

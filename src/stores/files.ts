@@ -3,6 +3,7 @@ import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Page } from "../http/pagination";
 import type { AppRecord } from "./apps";
 import { first, runBatch, type Statement } from "../db/batch";
+import { reservationsSql, reservedSeq, type Reservation } from "../events/outbox";
 import { schema, type Db } from "../db";
 import { endOperation } from "./operations";
 import { pageLimit, pageOrder, pageWhere } from "./page-sql";
@@ -197,19 +198,30 @@ const fitsQuota = (userId: number, delta: number, quota: number) =>
  * Creates a file (complete or placeholder) and adds its size to the owner's storage in one
  * batch; nothing is written when the quota would be exceeded (returns undefined).
  */
-export async function insertFile(db: Db, values: NewFile, quota: number, extra: BatchItem[] = []): Promise<FileRecord | undefined> {
+export async function insertFile(
+  db: Db,
+  values: NewFile,
+  quota: number,
+  extra: BatchItem[] = [],
+  event?: Reservation,
+): Promise<(FileRecord & { seq?: number }) | undefined> {
   const size = values.size ?? 0;
   const key = values.storageKey ?? null;
-  const [inserted] = await runBatch(db, [
+  // The new file is the owner's newest, with this (random) file token: its id, if the quota let it in.
+  const newId = sql`(SELECT max(id) FROM files WHERE user_id = ${values.userId})`;
+  const insertedHere = sql`EXISTS (SELECT 1 FROM files WHERE id = ${newId} AND file_token = ${values.fileToken})`;
+  const results = await runBatch(db, [
     sql`${insertWhere(files, values as Record<string, unknown>, fitsQuota(values.userId, size, quota))} returning *`,
     db
       .update(users)
       .set({ storageUsed: sql`${users.storageUsed} + ${size}` })
       .where(and(eq(users.id, values.userId), sql`${size} > 0`, sql`exists(select 1 from files where storage_key = ${key})`)),
     ...extra,
+    ...(event ? reservationsSql([{ ...event, objectId: newId, when: insertedHere }]) : []),
   ]);
-  const raw = inserted.results[0] as Record<string, unknown> | undefined;
-  return raw ? fromRaw<FileRecord>(files, raw) : undefined;
+  const raw = results[0].results[0] as Record<string, unknown> | undefined;
+  const seq = event ? reservedSeq(results[results.length - 1]) : undefined;
+  return raw ? { ...fromRaw<FileRecord>(files, raw), ...(seq !== undefined ? { seq } : {}) } : undefined;
 }
 
 export interface UploadedContent {
@@ -283,18 +295,32 @@ export async function upsertDerived(
   return written.changes > 0;
 }
 
-export const updateFileQuery = (db: Db, id: number, set: Partial<Pick<FileRecord, "name" | "isPublic" | "raw">>) =>
-  db
-    .update(files)
-    .set(set)
-    .where(and(eq(files.id, id), eq(files.isDeleted, false)))
-    .returning();
+/** Changes a live file's name, visibility or raw, with its `file` event reserved in the same batch; undefined when it is gone. */
+export async function updateFile(
+  db: Db,
+  id: number,
+  set: Partial<Pick<FileRecord, "name" | "isPublic" | "raw">>,
+  event: Reservation,
+): Promise<{ file: FileRecord; seq?: number } | undefined> {
+  const results = await runBatch(db, [
+    db
+      .update(files)
+      .set(set)
+      .where(and(eq(files.id, id), eq(files.isDeleted, false)))
+      .returning(),
+    ...reservationsSql([{ ...event, when: sql`EXISTS (SELECT 1 FROM files WHERE id = ${id} AND is_deleted = 0)` }]),
+  ]);
+  const raw = results[0].results[0] as Record<string, unknown> | undefined;
+  return raw ? { file: fromRaw<FileRecord>(files, raw), seq: reservedSeq(results[1]) } : undefined;
+}
 
 export interface DeletedFiles {
   /** Ids this call deleted (not already deleted, owned by the user). */
   ids: number[];
   /** R2 objects to remove now that no row refers to them. */
   storageKeys: string[];
+  /** The sequences of the `events` statements (undefined: not written). */
+  eventSeqs?: (number | undefined)[];
 }
 
 /**
@@ -309,6 +335,7 @@ export async function deleteFiles(
   targets: { file: FileRecord; derived: DerivedRecord[]; placeholderOpId?: string }[],
   at: number,
   extra: BatchItem[] = [],
+  events: SQL[] = [],
 ): Promise<DeletedFiles> {
   if (!targets.length) {
     if (extra.length) await runBatch(db, extra);
@@ -326,10 +353,13 @@ export async function deleteFiles(
     sql`update files set is_deleted = 1 where ${live} returning id`,
     ...targets.filter((t) => t.placeholderOpId).map((t) => endOperation(db, t.placeholderOpId!, "dead", at, { file_id: String(t.file.id), reason: "deleted before upload" })),
     ...extra,
+    // Outbox rows last (on Postgres they take the outbox lock, held to commit).
+    ...events,
   ]);
   const deleted = new Set(results[2].results.map((r) => Number(r.id)));
   const gone = targets.filter((t) => deleted.has(t.file.id));
   return {
+    eventSeqs: results.slice(results.length - events.length).map(reservedSeq),
     ids: gone.map((t) => t.file.id),
     storageKeys: gone.flatMap((t) => [t.file.storageKey, ...t.derived.map((d) => d.storageKey)]).filter((k): k is string => !!k),
   };

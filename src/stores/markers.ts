@@ -2,6 +2,7 @@ import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db";
 import { batchRows, canReadSql, refreshUnreadSql, type Row } from "./channel-sql";
 import { allRows } from "../db/batch";
+import { reserveEvent, seqsBefore, type OutboxRef } from "../events/outbox";
 import { violates } from "../db/batch";
 import { greatest, inList, int } from "../db/dialect";
 
@@ -98,7 +99,8 @@ export interface MarkerInput {
   percentage: number;
 }
 
-export type SetMarkersResult = { ok: true; markers: MarkerRecord[] } | { ok: false; reason: "unreadable_channel" };
+/** `seqs`: the sequences of the `marker` events reserved in the batch, by name (src/events/outbox.ts). */
+export type SetMarkersResult = { ok: true; markers: MarkerRecord[]; seqs: Map<string, number | undefined> } | { ok: false; reason: "unreadable_channel" };
 
 /**
  * Writes the markers of one POST /markers in one atomic batch and reads them back. A
@@ -107,7 +109,7 @@ export type SetMarkersResult = { ok: true; markers: MarkerRecord[] } | { ok: fal
  * Returns the markers in the order of their first appearance (a name given twice is applied twice,
  * in order, and returned once).
  */
-export async function setMarkers(db: Db, userId: number, inputs: MarkerInput[], reset: boolean, at: number): Promise<SetMarkersResult> {
+export async function setMarkers(db: Db, userId: number, inputs: MarkerInput[], reset: boolean, at: number, event?: OutboxRef): Promise<SetMarkersResult> {
   const writes = inputs.map((m) => {
     const channelId = markerChannelId(m.name);
     const owner =
@@ -119,12 +121,16 @@ export async function setMarkers(db: Db, userId: number, inputs: MarkerInput[], 
   }).flat();
   const names = [...new Set(inputs.map((m) => m.name))];
   try {
+    // One `marker` event per name, the outbox rows last (on Postgres they take the outbox lock, held to commit).
+    const events = event ? names.map((name) => reserveEvent("marker", { ...event, key: name }, at)) : [];
     const rows = await batchRows(db, [
       ...writes,
+      ...events,
       sql`SELECT ${COLUMNS} FROM markers WHERE user_id = ${userId} AND name IN ${inList(names, "text")}`,
     ]);
     const byName = new Map(rows[rows.length - 1].map((r) => [String(r.name), readMarker(r)!]));
-    return { ok: true, markers: names.map((n) => byName.get(n)!) };
+    const seqs = seqsBefore(rows, events.length);
+    return { ok: true, markers: names.map((n) => byName.get(n)!), seqs: new Map(events.length ? names.map((n, i) => [n, seqs[i]]) : []) };
   } catch (err) {
     if (violates(err, "markers", "user_id")) return { ok: false, reason: "unreadable_channel" };
     throw err;

@@ -357,7 +357,7 @@ export async function getMessage(db: Db, channelId: number, messageId: number, v
  * search index by trigger and its facets go), fixing the channel's counters and the parent's
  * reply count, in one batch. Counters move only if the message was still live when the batch ran.
  */
-export async function deleteMessage(db: Db, msg: MessageRecord, viewerId: number): Promise<MessageRecord> {
+export async function deleteMessage(db: Db, msg: MessageRecord, viewerId: number, event?: { ref: OutboxRef; at: number }): Promise<{ message: MessageRecord; seq?: number }> {
   const live = sql`EXISTS (SELECT 1 FROM messages WHERE id = ${msg.id} AND is_deleted = 0)`;
   const stmts: SQL[] = [
     sql`UPDATE channels SET messages = ${greatest(sql`messages - 1`, sql`0`)},
@@ -371,10 +371,15 @@ export async function deleteMessage(db: Db, msg: MessageRecord, viewerId: number
     sql`UPDATE messages SET is_deleted = 1, is_sticky = 0, deleted_by = ${viewerId}, deleted_mark = (SELECT max(dm.id) FROM messages dm)
       WHERE id = ${msg.id} AND is_deleted = 0`,
     sql`DELETE FROM message_facets WHERE message_id = ${msg.id}`,
-    sql`SELECT ${messageColumnsSql(viewerId)} FROM messages m ${messageJoins} WHERE m.id = ${msg.id}`,
   );
+  // The event only if this batch deleted it (deleted_by/deleted_mark are set by this batch alone when it did).
+  if (event) {
+    const deletedHere = sql`EXISTS (SELECT 1 FROM messages WHERE id = ${msg.id} AND deleted_mark = (SELECT max(dm.id) FROM messages dm) AND deleted_by = ${viewerId})`;
+    stmts.push(reserveEvent("message", { ...event.ref, id: msg.id, isDeleted: true }, event.at, undefined, deletedHere));
+  }
+  stmts.push(sql`SELECT ${messageColumnsSql(viewerId)} FROM messages m ${messageJoins} WHERE m.id = ${msg.id}`);
   const rows = await batchRows(db, stmts);
-  return readMessage(rows[rows.length - 1][0]);
+  return { message: readMessage(rows[rows.length - 1][0]), seq: event ? num(rows[rows.length - 2][0]?.id) ?? undefined : undefined };
 }
 
 export const REPORT_REASONS = ["account_type", "nsfw", "soliciting", "user_abuse"] as const;

@@ -1,6 +1,8 @@
 import { and, eq, fillPlaceholders, getTableColumns, sql } from "drizzle-orm";
 import { isPostgres, schema, type Db, type RawResult } from "../db";
-import { BoundQuery, compile, runBatch, shiftParams, type Statement } from "../db/batch";
+import { BoundQuery, compile, mixedBatch, runBatch, shiftParams, type Statement } from "../db/batch";
+import { reserveRendered, reservedSeq } from "../events/outbox";
+import type { StampedEvent } from "../events/publish";
 import { pick, selectGroup, type Field } from "../db/compiled";
 import type { Query } from "../db/types";
 import type { AppRecord } from "./apps";
@@ -72,21 +74,27 @@ function withScalar(lookup: BoundQuery, scalar: BoundQuery): BoundQuery {
 export async function insertToken(
   db: Db,
   t: { tokenHash: string; appId: number; userId: number | null; scopes: string[]; createdAt: number },
-): Promise<TokenRecord> {
+  /** A user token's `token` event (its data does not depend on the insert), written in the same batch. */
+  event?: StampedEvent,
+): Promise<TokenRecord & { seq?: number }> {
   const insert = db.insert(tokens).values({ ...t, scopes: t.scopes.join(" ") }).returning();
   if (t.userId == null) return (await insert)[0];
-  const [[row]] = await db.batch([
+  const [[row], , reserved] = await mixedBatch(db, [
     insert,
     db
       .insert(authorizations)
       .values({ userId: t.userId, appId: t.appId, scopes: t.scopes.join(" "), createdAt: t.createdAt })
       .onConflictDoUpdate({ target: [authorizations.userId, authorizations.appId], set: { scopes: t.scopes.join(" ") } }),
+    ...(event ? [reserveRendered(event)] : []),
   ]);
-  return row;
+  const seq = reservedSeq(reserved as RawResult | undefined);
+  return seq === undefined ? row : { ...row, seq };
 }
 
-export async function deleteToken(db: Db, id: number): Promise<void> {
-  await db.delete(tokens).where(eq(tokens.id, id));
+/** Deletes a token, with its revocation event (rendered before: the token is gone after) in the same batch; the event's sequence. */
+export async function deleteToken(db: Db, id: number, event?: StampedEvent): Promise<number | undefined> {
+  const results = await runBatch(db, [sql`DELETE FROM tokens WHERE id = ${id}`, ...(event ? [reserveRendered(event)] : [])]);
+  return event ? reservedSeq(results[1]) : undefined;
 }
 
 /**

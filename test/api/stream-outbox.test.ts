@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { streamRelay } from "../../src/events/publish";
 import { call, makeUser, userToken, type StreamSocket } from "../helpers";
 import { DB } from "../db";
-import { ALL_SCOPES, appStream, eventsOf, socket, waitForEvents } from "./stream-fixtures";
+import { ALL_SCOPES, appStream, eventsOf, socket, userStream, waitForEvents } from "./stream-fixtures";
 
 /** A user who posts; `skipPoke` plays a writer that dies right after its commit (no hand-off to the relay). */
 async function poster(app: Parameters<typeof userToken>[0]) {
@@ -241,6 +241,165 @@ describe("stream outbox and relay", () => {
     };
     expect(frames.slice(11).map(same)).toEqual(frames.slice(0, 11).map(same));
     expect(frames.slice(0, 11).map((f) => f.meta.type)).toEqual(["user", "post", "post", "bookmark", "bookmark", "follow", "follow", "mute", "mute", "block", "block"]);
+    s.ws.close(1000);
+  });
+});
+
+// ---- Writes converted after posts and messages: message delete, channels, subscriptions, files ----
+
+const SKIP = { "X-Test-Skip-Relay-Poke": "1" };
+
+/** The outbox row of a `type` event whose reference names object `id` (and `isDeleted`, when asked). */
+async function refRow(type: string, id: string | number, isDeleted?: boolean) {
+  const rows = (await DB.prepare("SELECT id, ref, payload FROM stream_outbox WHERE type = ? ORDER BY id").bind(type).all<any>()).results;
+  const found = rows.filter((r) => {
+    const ref = r.ref ? JSON.parse(r.ref) : null;
+    return ref?.id === Number(id) && (isDeleted === undefined || (ref.isDeleted ?? false) === isDeleted);
+  });
+  expect(found, `${type} ${id} rows`).toHaveLength(1);
+  expect(found[0].payload).toBeNull(); // reserved by the write's batch, not recorded after it
+  return found[0];
+}
+
+/** The shape of a value (keys and value types), to compare an event rendered by the relay with a live one. */
+const shapeOf = (v: unknown): unknown =>
+  Array.isArray(v) ? v.map(shapeOf) : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, shapeOf(x)])) : typeof v;
+
+/**
+ * Asserts the frames of `type` on `s` (after `waitForEvents`): the live one then the one the relay rendered from
+ * its reference, each once; both with the same meta apart from id and timestamp, and data of the same shape.
+ */
+async function expectLiveThenRendered(s: StreamSocket, pick: (f: any) => boolean, ids: [string, string], idOf: (f: any) => string) {
+  const deadline = Date.now() + 10_000;
+  while (eventsOf(s).filter(pick).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  await new Promise((r) => setTimeout(r, 300));
+  const frames = eventsOf(s).filter(pick);
+  expect(frames.map(idOf)).toEqual(ids);
+  const [live, rendered] = frames;
+  expect({ ...rendered.meta, id: live.meta.id, timestamp: live.meta.timestamp }).toEqual(live.meta);
+  expect(Number(rendered.meta.id)).toBeGreaterThan(Number(live.meta.id));
+  expect(shapeOf(rendered.data)).toEqual(shapeOf(live.data));
+  return { live, rendered };
+}
+
+describe("stream outbox: message delete, channel, subscription and file events reserved in their batch", () => {
+  it("delivers a message deletion whose writer died after its commit, rendered from its reference, once", async () => {
+    const { app, s } = await appStream(["message"], "outbox_msg_delete");
+    const user = await makeUser();
+    const t = await userToken(app, user, ALL_SCOPES);
+    const ch = (await call("POST", "/channels", { token: t, json: { type: "com.example.chat" } })).body.data;
+    const send = async (text: string) => (await call("POST", `/channels/${ch.id}/messages`, { token: t, json: { text } })).body.data.id as string;
+    const [a, b] = [await send("to go 1"), await send("to go 2")];
+    expect((await call("DELETE", `/channels/${ch.id}/messages/${a}`, { token: t })).status).toBe(200);
+    expect((await call("DELETE", `/channels/${ch.id}/messages/${b}`, { token: t, headers: SKIP })).status).toBe(200);
+    const row = await refRow("message", b, true);
+    expect(await relayCursor()).toBeLessThan(Number(row.id));
+    await relayUntil(Number(row.id));
+    const { rendered } = await expectLiveThenRendered(s, (f) => f.meta.is_deleted === true, [a, b], (f) => f.data[0].id);
+    expect(rendered.data[0]).toMatchObject({ id: b, channel_id: ch.id, is_deleted: true });
+    expect(rendered.data[0].content).toBeUndefined();
+    // Deleting it again changes nothing and reserves nothing.
+    expect((await call("DELETE", `/channels/${ch.id}/messages/${b}`, { token: t })).status).toBe(200);
+    await refRow("message", b, true);
+    s.ws.close(1000);
+  });
+
+  it("delivers a channel update whose writer died after its commit, rendered from its reference, once", async () => {
+    const { app, s } = await appStream(["channel"], "outbox_channel");
+    const owner = await makeUser();
+    const t = await userToken(app, owner, ALL_SCOPES);
+    const ch = (await call("POST", "/channels", { token: t, json: { type: "com.example.chat" } })).body.data;
+    const live = await call("PUT", `/channels/${ch.id}`, { token: t, json: { acl: { read: { public: true } } } });
+    expect(live.status, live.text).toBe(200);
+    const lost = await call("PUT", `/channels/${ch.id}`, { token: t, json: { acl: { read: { any_user: true } } }, headers: SKIP });
+    expect(lost.status, lost.text).toBe(200);
+    const rows = (await DB.prepare("SELECT id, ref FROM stream_outbox WHERE type = 'channel' ORDER BY id").all<any>()).results.filter((r) => JSON.parse(r.ref).id === Number(ch.id));
+    expect(rows).toHaveLength(3); // create, update, update: each written by its batch
+    await relayUntil(Number(rows[2].id));
+    const deadline = Date.now() + 10_000;
+    while (eventsOf(s).length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 300));
+    const frames = eventsOf(s);
+    expect(frames.map((f) => f.data.id)).toEqual([ch.id, ch.id, ch.id]);
+    expect(frames[1].data.acl.read.public).toBe(true);
+    expect(frames[2].data.acl.read).toMatchObject({ public: true, any_user: true });
+    expect({ ...frames[2], meta: { ...frames[2].meta, id: frames[1].meta.id, timestamp: frames[1].meta.timestamp } }).toEqual({
+      ...frames[1],
+      data: { ...frames[1].data, acl: frames[2].data.acl },
+    });
+    s.ws.close(1000);
+  });
+
+  it("delivers a channel subscription whose writer died after its commit, rendered from its reference, once", async () => {
+    const { app, s } = await appStream(["channel_subscription"], "outbox_subscription");
+    const owner = await makeUser();
+    const ch = (await call("POST", "/channels", { token: await userToken(app, owner, ALL_SCOPES), json: { type: "com.example.chat", acl: { read: { public: true } } } })).body.data;
+    const [u1, u2] = [await makeUser(), await makeUser()];
+    const [t1, t2] = [await userToken(app, u1, ALL_SCOPES), await userToken(app, u2, ALL_SCOPES)];
+    expect((await call("PUT", `/channels/${ch.id}/subscribe`, { token: t1 })).status).toBe(200);
+    expect((await call("PUT", `/channels/${ch.id}/subscribe`, { token: t2, headers: SKIP })).status).toBe(200);
+    const subRows = async () =>
+      (await DB.prepare("SELECT id, ref FROM stream_outbox WHERE type = 'channel_subscription' ORDER BY id").all<any>()).results.filter(
+        (r) => JSON.parse(r.ref).route?.actorId === Number(u2.id),
+      );
+    const [row] = await subRows();
+    await relayUntil(Number(row.id));
+    // A repeated subscribe changes nothing and reserves nothing.
+    expect((await call("PUT", `/channels/${ch.id}/subscribe`, { token: t2 })).status).toBe(200);
+    expect(await subRows()).toHaveLength(1);
+    const forChannel = (f: any) => f.data.channel.id === ch.id && f.data.user.id !== owner.id;
+    const { live, rendered } = await expectLiveThenRendered(s, forChannel, [u1.id, u2.id], (f) => f.data.user.id);
+    expect({ ...rendered.data.user, id: live.data.user.id, username: live.data.user.username, name: live.data.user.name, created_at: live.data.user.created_at }).toEqual(
+      live.data.user,
+    );
+    expect(rendered.data.channel).toEqual({ ...live.data.channel, counts: rendered.data.channel.counts });
+    // The unsubscription too.
+    expect((await call("DELETE", `/channels/${ch.id}/subscribe`, { token: t2, headers: SKIP })).status).toBe(200);
+    const [, gone] = await subRows();
+    expect(JSON.parse(gone.ref).isDeleted).toBe(true);
+    await relayUntil(Number(gone.id));
+    await s.next((f) => f.meta?.type === "channel_subscription" && f.meta.is_deleted === true && f.data.user.id === u2.id);
+    s.ws.close(1000);
+  });
+
+  it("delivers a file created by a writer that died after its commit, rendered from its reference, once", async () => {
+    const { app, s } = await appStream(["file"], "outbox_file");
+    const user = await makeUser();
+    const t = await userToken(app, user, ALL_SCOPES);
+    const upload = async (name: string, headers: Record<string, string> = {}) => {
+      const form = new FormData();
+      form.set("content", new Blob([new TextEncoder().encode(`content of ${name}`)]), name);
+      form.set("type", "com.example.test");
+      const res = await call("POST", "/files", { token: t, body: form, headers });
+      expect(res.status, res.text).toBe(201);
+      return res.body.data.id as string;
+    };
+    const a = await upload("live.txt");
+    const b = await upload("lost.txt", SKIP);
+    const row = await refRow("file", b);
+    expect(await relayCursor()).toBeLessThan(Number(row.id));
+    await relayUntil(Number(row.id));
+    const { live, rendered } = await expectLiveThenRendered(s, () => true, [a, b], (f) => f.data.id);
+    expect(rendered.data).toMatchObject({ id: b, name: "lost.txt", url: expect.stringContaining("/v1/files/content/") });
+    expect({ ...rendered.data, id: live.data.id, name: live.data.name, url: live.data.url, url_expires_at: live.data.url_expires_at, sha256: live.data.sha256, created_at: live.data.created_at }).toEqual(
+      live.data,
+    );
+    s.ws.close(1000);
+  });
+
+  it("delivers a marker moved by a writer that died after its commit to the user's own stream, rendered from its reference, once", async () => {
+    const { user, token, s } = await userStream();
+    const move = async (id: string, headers: Record<string, string> = {}) =>
+      expect((await call("POST", "/markers", { token, json: [{ id, name: "personal" }], headers })).status).toBe(200);
+    await move("10");
+    await move("20", SKIP);
+    const rows = (await DB.prepare("SELECT id, ref, payload FROM stream_outbox WHERE type = 'marker' ORDER BY id").all<any>()).results.filter(
+      (r) => r.ref && JSON.parse(r.ref).route?.actorId === Number(user.id),
+    );
+    expect(rows.map((r) => [JSON.parse(r.ref).key, r.payload])).toEqual([["personal", null], ["personal", null]]);
+    await relayUntil(Number(rows[1].id));
+    const { live, rendered } = await expectLiveThenRendered(s, (f) => f.meta.type === "marker", ["10", "20"], (f) => f.data.id);
+    expect({ ...rendered.data, id: live.data.id, version: live.data.version, last_read_id: live.data.last_read_id, updated_at: live.data.updated_at }).toEqual(live.data);
     s.ws.close(1000);
   });
 });
