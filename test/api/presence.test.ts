@@ -119,6 +119,7 @@ describe("PUT /users/me/presence: the transitions of api.md §3", () => {
     const { user, token } = await actor("presence");
     const t = realNow();
     await call("PUT", "/users/me/presence", { token, form: { presence: "before" }, now: t });
+    await relaySettled();
     events = [];
     const res = await call("PUT", "/users/me/presence", { token, form: { presence: "x".repeat(101) }, now: t + 10 });
     expect(res.status).toBe(400);
@@ -291,6 +292,7 @@ describe("expiry: 15 minutes without a newer status", () => {
     const set = realNow() - 1000;
     await call("PUT", "/users/me/presence", { token, form: { presence: "away" }, now: set });
     expect((await row(user.id))?.expires_at).toBe(set + LIFETIME);
+    await relaySettled();
     events = [];
     expect(await runDurableObjectAlarm(timer(user.id))).toBe(true);
     expect(await row(user.id)).toEqual({ presence: "offline", last_seen_at: set, expires_at: 0 });
@@ -315,6 +317,7 @@ describe("expiry: 15 minutes without a newer status", () => {
     await call("PUT", "/users/me/presence", { token, form: { presence: "one" }, now: first });
     const renewedAt = realNow();
     await call("PUT", "/users/me/presence", { token, form: { presence: "two" }, now: renewedAt });
+    await relaySettled();
     events = [];
     expect(await runDurableObjectAlarm(timer(user.id))).toBe(true);
     expect(await row(user.id)).toEqual({ presence: "two", last_seen_at: renewedAt, expires_at: renewedAt + LIFETIME });
@@ -329,6 +332,7 @@ describe("expiry: 15 minutes without a newer status", () => {
     const set = realNow() - 1000;
     await call("PUT", "/users/me/presence", { token, now: set });
     await call("PUT", "/users/me/presence", { token, form: { presence: "offline" }, now: set + 10 });
+    await relaySettled();
     events = [];
     expect(await runDurableObjectAlarm(timer(user.id))).toBe(true);
     expect(await row(user.id)).toEqual({ presence: "offline", last_seen_at: set + 10, expires_at: 0 });
@@ -338,6 +342,7 @@ describe("expiry: 15 minutes without a newer status", () => {
     await call("GET", "/token?update_presence=1", { token, now: back });
     const alarmAt = await runInDurableObject(timer(user.id), (_i, state) => state.storage.getAlarm());
     expect(alarmAt).toBeGreaterThanOrEqual((back + LIFETIME) * 1000 - 2000);
+    await relaySettled();
     events = [];
     expect(await runDurableObjectAlarm(timer(user.id))).toBe(true);
     expect((await row(user.id))?.presence).toBe("online");
