@@ -1,5 +1,5 @@
-// CPU time per request in the Workers runtime, for the deploy guide's plan advice (README "Deploy
-// to Cloudflare"): the free plan allows 10 ms of CPU per request.
+// CPU time per request in the Workers runtime, for the deploy guide's plan advice
+// (docs/deploy.md, "Which plan"): the free plan allows 10 ms of CPU per request.
 //
 //   npm run bench:cpu [-- --runs 200] [--iterations 100000,50000,20000] [--hash-only]   (Linux: reads /proc)
 //

@@ -744,7 +744,7 @@ export const interactionEvents = sqliteTable(
 
 
 /**
- * The transactional outbox of stream events (README "Streams: the outbox"): a row is written in
+ * The transactional outbox of stream events (docs/streams.md, "Outbox and relay"): a row is written in
  * the same batch/transaction as the data that causes the event, so a committed write always has
  * its event and a failed one has none. `id` is the event's global sequence (commit order: D1
  * serializes writers; on Postgres the insert takes a transaction-scoped advisory lock). `ref`

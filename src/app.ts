@@ -135,9 +135,11 @@ function routeMatcher(app: OpenAPIHono<AppEnv>) {
 }
 
 /**
- * The Worker's HTTP application: where every request enters. Order of the middleware is the
- * order of the pipeline: CORS, pretty JSON, database handle, authentication; each route then
- * checks its access rule and validates its input; handlers read through the stores.
+ * The Worker's HTTP application: where every request enters. The order of the `app.use` calls is
+ * the order of the pipeline (docs/architecture.md describes it): CORS, pretty JSON, body bound,
+ * health, database handle, rate limits, authentication, general parameters, idempotency,
+ * update_presence, stream subscription; each route then checks its access rule and validates its
+ * input; handlers read through the stores.
  */
 export function createApp() {
   // Not strict: `/v1/token/` is `/v1/token` for every method (no redirect, so bodies survive).
@@ -159,7 +161,7 @@ export function createApp() {
   app.route("/v1", healthRoutes);
   app.use("*", async (c, next) => {
     // Reads may go to replicas; the client's bookmark keeps them at least as new as its own writes
-    // (src/db/read-session.ts, README "Read replicas").
+    // (src/db/read-session.ts, docs/postgres.md, "Read replicas").
     const read: ReadSession = {
       reads: c.req.method === "GET" || c.req.method === "HEAD",
       bookmark: requestBookmark(c.req.header(BOOKMARK_HEADER), BACKEND),

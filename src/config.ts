@@ -1,5 +1,5 @@
 /**
- * The limits of api.md §8. GET /sys/config reports exactly these values, and every check in
+ * The limits of api.md "Limits". GET /sys/config reports exactly these values, and every check in
  * the code reads them from here, so the two cannot drift apart.
  */
 export const LIMITS = {
@@ -16,7 +16,7 @@ export const LIMITS = {
 } as const;
 
 /**
- * Home timelines fanned out on write (stores/home-timeline.ts, README "Home timelines"). An author
+ * Home timelines fanned out on write (stores/home-timeline.ts, docs/contract-choices/posts-and-graph.md, "Home timelines"). An author
  * with more followers than `fanoutMaxFollowers`, or more posts than `backfillMaxPosts` when someone
  * follows them, becomes a merged author (for good): their posts are not copied to followers, and
  * each home timeline page reads at most `count + 1` of them per merged author it follows. So a

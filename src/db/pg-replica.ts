@@ -32,7 +32,7 @@ interface RouterParts {
 }
 
 /**
- * Where a request's read-only work goes when a read replica is configured (README "Read replicas"):
+ * Where a request's read-only work goes when a read replica is configured (docs/postgres.md, "Read replicas"):
  * - a request that is not a GET/HEAD, or that has written, or whose bookmark is malformed: primary;
  * - a GET without a bookmark: the replica (it may lag; the client has shown no write to wait for);
  * - a GET with a bookmark: a single statement goes to the replica together with a check that the

@@ -1,5 +1,5 @@
 /**
- * Reads that scale out, with read-your-writes (README "Read replicas"). Every response of a request
+ * Reads that scale out, with read-your-writes (docs/postgres.md, "Read replicas"). Every response of a request
  * that used the database may carry a bookmark (`X-Db-Bookmark`): the position of the database that
  * the request's work reached (D1: the session's bookmark; Postgres: the primary's WAL position after
  * the request's writes). A client sends its latest bookmark back on its next requests; a request

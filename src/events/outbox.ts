@@ -5,7 +5,7 @@ import { runBatch } from "../db/batch";
 import type { DomainEvent, EventType, StampedEvent } from "./publish";
 
 /**
- * The transactional outbox (table `stream_outbox`, README "Streams: outbox and relay").
+ * The transactional outbox (table `stream_outbox`, docs/streams.md, "Outbox and relay").
  *
  * A write that causes an event adds `reserveEvent(...)` to its own D1 batch / Postgres
  * transaction: the row commits with the data or not at all, and its autoincrement id is the

@@ -14,7 +14,7 @@ export interface ReplayLimits {
   events: number;
 }
 
-/** The window of decisions in README "Resumable streams": at least 10 minutes and 10,000 events per stream. */
+/** The replay window of docs/streams.md ("Resumable streams"): at least 10 minutes and 10,000 events per stream. */
 export const REPLAY_DEFAULTS: ReplayLimits = { seconds: 600, events: 10_000 };
 
 /** How often a hub trims its buffer and retires streams nobody resumed (its alarm). */

@@ -16,7 +16,7 @@ const HEARTBEAT_MS = 30_000;
 const retryDelay = (failures: number) => Math.min(30_000, 500 * 2 ** Math.min(failures, 6));
 
 /**
- * The relay (README "Streams: outbox and relay"): ONE object that moves `stream_outbox` rows to
+ * The relay (docs/streams.md, "Outbox and relay"): ONE object that moves `stream_outbox` rows to
  * the stream hubs (the event sink, src/events/deliver.ts) in sequence order, so every event has
  * one place in one global order.
  *

@@ -2,7 +2,7 @@ import { PhotonImage, SamplingFilter, crop, resize } from "@cf-wasm/photon";
 
 // Decoding, scaling and encoding of GIF, JPEG and PNG images inside the Worker, with Photon
 // (@cf-wasm/photon: the photon-rs image library compiled to WebAssembly, packaged for workerd).
-// The same code runs in production and in the Workers test pool; README "Contract choices" says
+// The same code runs in production and in the Workers test pool; docs/contract-choices/files.md says
 // why this and not the Images binding.
 //
 // Photon keeps one WebAssembly instance per isolate, and its linear memory only grows: decoding an

@@ -11,7 +11,7 @@ import { viewContext } from "../views/context";
 import { renderPresence, type PresenceView } from "../views/presence";
 
 /**
- * The status a `presence` value asks for (api.md §3, decisions §7): unset, empty or `1` →
+ * The status a `presence` value asks for (api.md "States and transitions", decisions §7): unset, empty or `1` →
  * `online`; `offline` or `0` → null (offline, the status is deleted); any other text up to
  * LIMITS.user.presence_max_length code points is kept as given. Longer → 400 naming `field`.
  */

@@ -8,7 +8,7 @@ import { embeddedUserColumns, type UserView, type ViewerSlot } from "./users";
 // The statement that reads posts with everything a Post object embeds, compiled once per shape
 // (anonymous or not, paged or not) and bound per request: building it through drizzle on every
 // request, and mapping its rows through drizzle's generic mapper, cost more than the database
-// read itself (shared/research/read-path.md §3). The page of ids is a CTE: a list's comes compiled
+// read itself (docs/benchmark.md, "Statements built once"). The page of ids is a CTE: a list's comes compiled
 // per shape (post-lists.ts `listPageQuery`), others are compiled per request.
 
 const { posts, users, apps } = schema;

@@ -3,7 +3,7 @@ import type { PresenceRecord } from "../stores/presence";
 import { OFFLINE } from "../stores/presence";
 
 /**
- * The Presence object (api.md §2): `presence` is the live status or `offline`; `last_seen_at`
+ * The Presence object (api.md "Resources and their fields"): `presence` is the live status or `offline`; `last_seen_at`
  * only when the user ever set a presence; `name` only when the user has one. `origin` serves
  * the default avatar of users without their own.
  */

@@ -6,7 +6,7 @@ import type { AppStreamRecord } from "../stores/app-streams";
  */
 export const streamUrl = (origin: string) => origin.replace(/^http(s?):/, "ws$1:");
 
-/** The App stream object (api.md §2); `is_deleted` only in responses to deletion. */
+/** The App stream object (api.md "Resources and their fields"); `is_deleted` only in responses to deletion. */
 export function renderAppStream(s: Omit<AppStreamRecord, "position">, origin: string, deleted = false) {
   return {
     key: s.key,

@@ -14,7 +14,7 @@ const AUTHORS = 200;
 const POSTS = 20_000;
 const FOLLOWED = 50;
 const COUNT = 20;
-/** Rows a page may read beyond rendering its posts by id (see README "Home timelines"). */
+/** Rows a page may read beyond rendering its posts by id (see docs/contract-choices/posts-and-graph.md, "Home timelines"). */
 // Beyond rendering the page's posts: each source walked reads about a page plus the visibility
 // probes of each row it passes (mutes, blocks, of the reposted author too): `me` walks home_items
 // and the followed merged author; `unified` also the user's mentions, a third source.

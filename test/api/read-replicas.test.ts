@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { actor, call, type ApiResponse } from "../helpers";
 
-// Reads that scale out with read-your-writes (README "Read replicas"): every response carries the
+// Reads that scale out with read-your-writes (docs/postgres.md, "Read replicas"): every response carries the
 // request's bookmark (X-Db-Bookmark); a client that sends it back reads at least its own writes.
 // D1 (Miniflare has no replicas): the bookmark's round trip and the session each request starts.
 // Postgres: DATABASE_READ_URL points at a second database that nothing updates (scripts/test.mjs),
