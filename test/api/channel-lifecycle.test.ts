@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { actor, call, makeUser } from "../helpers";
+import { createChannel } from "../support/fixtures";
 
 // Channel lifecycle as the reference's "Channel Lifecycle" and "Channel Subscribing" say:
 // deactivation, owner change, PATCH, who edits the full-access list, raw merging, and the marker
@@ -8,11 +9,7 @@ import { actor, call, makeUser } from "../helpers";
 let clock = Math.floor(Date.now() / 1000) + 400_000;
 const tick = () => (clock += 4);
 
-async function newChannel(token: string, body: Record<string, unknown> = {}) {
-  const res = await call("POST", "/channels", { token, json: { type: "com.example.chat", ...body }, now: tick() });
-  if (res.status !== 201) throw new Error(`newChannel: ${res.status} ${res.text}`);
-  return res.body.data;
-}
+const newChannel = (token: string, body: Record<string, unknown> = {}) => createChannel(token, body, { now: tick() });
 
 describe("DELETE /channels/{id} (deactivate)", () => {
   it("lets only the owner deactivate; subscriptions go, lists leave it out unless include_inactive=1", async () => {

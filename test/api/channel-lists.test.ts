@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { actor, call, makeUser } from "../helpers";
+import { createChannel, createMessage } from "../support/fixtures";
 
 // Channel lookups and lists (the reference's "Channel Lookup", "Channel Subscribing", "Channel
 // Search") and the general channel parameters, through the Worker (issue 18).
@@ -9,17 +10,9 @@ const tick = () => (clock += 4);
 const PM = "io.example.core.pm";
 const dbCalls = (res: { headers: Headers }) => Number(res.headers.get("x-debug-db-calls"));
 
-async function newChannel(token: string, body: Record<string, unknown> = {}) {
-  const res = await call("POST", "/channels", { token, json: { type: "com.example.chat", ...body }, now: tick() });
-  if (res.status !== 201) throw new Error(`newChannel: ${res.status} ${res.text}`);
-  return res.body.data;
-}
+const newChannel = (token: string, body: Record<string, unknown> = {}) => createChannel(token, body, { now: tick() });
 
-async function message(token: string, channelId: string, text: string) {
-  const res = await call("POST", `/channels/${channelId}/messages`, { token, json: { text }, now: tick() });
-  if (res.status !== 201) throw new Error(`message: ${res.status} ${res.text}`);
-  return res.body.data;
-}
+const message = (token: string, channelId: string, text: string) => createMessage(token, channelId, text, { now: tick() });
 
 const ids = (res: { body: any }) => res.body.data.map((c: any) => c.id);
 

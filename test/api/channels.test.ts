@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { actor, appToken, call, makeApp, makeUser, userToken } from "../helpers";
+import { createChannel } from "../support/fixtures";
 
 // Writes carry an advancing test clock: each token may write 20 times a minute (decisions §9).
 let clock = Math.floor(Date.now() / 1000);
@@ -7,11 +8,7 @@ const tick = () => (clock += 4);
 
 const PM = "io.example.core.pm";
 
-async function newChannel(token: string, body: Record<string, unknown> = {}) {
-  const res = await call("POST", "/channels", { token, json: { type: "com.example.chat", ...body }, now: tick() });
-  if (res.status !== 201) throw new Error(`newChannel: ${res.status} ${res.text}`);
-  return res.body.data;
-}
+const newChannel = (token: string, body: Record<string, unknown> = {}) => createChannel(token, body, { now: tick() });
 
 describe("POST /channels", () => {
   it("creates a channel owned and subscribed by the caller, with the ACL of decisions §4", async () => {

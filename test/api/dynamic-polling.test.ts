@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { actor, call } from "../helpers";
+import { createPost } from "../support/fixtures";
 
 // Dynamic polling (reference how-to): a list asked with `since_id` carries `meta.deleted_ids` and
 // `meta.revised_ids`, the stream's posts (a channel's messages) deleted or revised after post
@@ -9,11 +10,7 @@ let clock = Math.floor(Date.now() / 1000);
 const tick = () => (clock += 4);
 type Actor = Awaited<ReturnType<typeof actor>>;
 
-async function post(a: Actor, text: string, extra: Record<string, unknown> = {}) {
-  const res = await call("POST", "/posts", { token: a.token, json: { text, ...extra }, now: tick() });
-  if (res.status !== 201) throw new Error(`post: ${res.status} ${res.text}`);
-  return res.body.data;
-}
+const post = (a: Actor, text: string, extra: Record<string, unknown> = {}) => createPost(a, text, extra, { now: tick() });
 const dbCalls = (res: { headers: Headers }) => Number(res.headers.get("x-debug-db-calls"));
 
 describe("post streams with since_id: meta.deleted_ids and meta.revised_ids", { timeout: 60_000 }, () => {

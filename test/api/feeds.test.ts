@@ -3,6 +3,7 @@ import { isPostgres } from "../../src/db";
 import { DB } from "../db";
 import { actor, call } from "../helpers";
 import * as fx from "../fixtures/media";
+import { createChannel, createMessage, createPost } from "../support/fixtures";
 
 // The reference's last endpoints (issue 29, item 6): the channel explore streams, the RSS feeds
 // and GET /oembed, through the Worker.
@@ -12,23 +13,11 @@ type Actor = Awaited<ReturnType<typeof actor>>;
 let clock = Math.floor(Date.now() / 1000) + 300_000;
 const tick = () => (clock += 5);
 
-async function post(a: Actor, text: string) {
-  const res = await call("POST", "/posts", { token: a.token, json: { text }, now: tick() });
-  if (res.status !== 201) throw new Error(`post: ${res.status} ${res.text}`);
-  return res.body.data;
-}
+const post = (a: Actor, text: string) => createPost(a, text, {}, { now: tick() });
 
-async function newChannel(token: string, body: Record<string, unknown> = {}) {
-  const res = await call("POST", "/channels", { token, json: { type: "io.example.core.chat", ...body }, now: tick() });
-  if (res.status !== 201) throw new Error(`newChannel: ${res.status} ${res.text}`);
-  return res.body.data;
-}
+const newChannel = (token: string, body: Record<string, unknown> = {}) => createChannel(token, { type: "io.example.core.chat", ...body }, { now: tick() });
 
-async function message(token: string, channelId: string, text: string) {
-  const res = await call("POST", `/channels/${channelId}/messages`, { token, json: { text }, now: tick() });
-  if (res.status !== 201) throw new Error(`message: ${res.status} ${res.text}`);
-  return res.body.data;
-}
+const message = (token: string, channelId: string, text: string) => createMessage(token, channelId, text, { now: tick() });
 
 const settings = (name: string, description: string) => ({ "io.example.core.chat-settings": [{ name, description, categories: ["fun"] }] });
 

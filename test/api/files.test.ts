@@ -7,6 +7,7 @@ import { actor, appToken, call, makeApp, makeUser, userToken } from "../helpers"
 import * as fx from "../fixtures/media";
 import { imageOf } from "../fixtures/images";
 import { DB } from "../db";
+import { fileSettled as settled } from "../support/fixtures";
 
 const T0 = 1_900_000_000; // the injectable clock's start for time-window tests
 const LIFETIME = FILE_URLS.lifetimeSeconds;
@@ -44,15 +45,6 @@ const storageOf = async (token: string) => (await call("GET", "/token", { token 
 
 const dbRow = (sql: string, ...params: unknown[]) => DB.prepare(sql).bind(...params).first<Record<string, any>>();
 
-/** GET /files/{id} until the server's reserved derived images are made (derived_files_pending gone). */
-async function settled(token: string, id: string) {
-  for (let i = 0; i < 200; i++) {
-    const file = (await call("GET", `/files/${id}`, { token })).body.data;
-    if (!file.derived_files_pending) return file;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error("derived files still pending");
-}
 
 async function waitForOp(token: string, url: string) {
   for (let i = 0; i < 100; i++) {

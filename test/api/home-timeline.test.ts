@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DB } from "../db";
 import { actor, call } from "../helpers";
+import { createPost } from "../support/fixtures";
 
 // Home timelines fanned out on write (issue 27): a follow brings the followed user's earlier posts
 // in, an unfollow or a block takes them out, removed reposts leave, and a merged author's posts
@@ -9,11 +10,7 @@ import { actor, call } from "../helpers";
 const SCOPES = "write_post stream follow";
 type Actor = Awaited<ReturnType<typeof actor>>;
 
-async function post(a: Actor, text: string, extra: Record<string, unknown> = {}) {
-  const res = await call("POST", "/posts", { token: a.token, json: { text, ...extra } });
-  if (res.status !== 201) throw new Error(`post: ${res.status} ${res.text}`);
-  return res.body.data.id as string;
-}
+const post = async (a: Actor, text: string, extra: Record<string, unknown> = {}) => (await createPost(a, text, extra)).id as string;
 const ids = (res: { status: number; text: string; body: any }) => {
   expect(res.status, res.text).toBe(200);
   return (res.body.data as any[]).map((p) => p.id as string);

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { actor, appToken, call, makeApp, makeUser, userToken } from "../helpers";
 import { DB } from "../db";
 import { ALL_SCOPES, socket, subscribe, userStream } from "./stream-fixtures";
+import { createChannel, createMessage, createPost } from "../support/fixtures";
 
 // Stream markers (issue 7): POST /markers, the marker values of since_id/before_id and
 // meta.marker on every markable stream, update_marker on create, has_unread on channels.
@@ -25,23 +26,11 @@ async function ok(token: string, markers: unknown, query = "") {
   return res.body.data as any[];
 }
 
-async function post(a: Actor, text: string, query = "") {
-  const res = await call("POST", `/posts${query}`, { token: a.token, json: { text }, now: tick() });
-  if (res.status !== 201) throw new Error(`post: ${res.status} ${res.text}`);
-  return res.body.data;
-}
+const post = (a: Actor, text: string, query = "") => createPost(a, text, {}, { now: tick(), query });
 
-async function newChannel(token: string, body: Record<string, unknown> = {}) {
-  const res = await call("POST", "/channels", { token, json: { type: "com.example.chat", ...body }, now: tick() });
-  if (res.status !== 201) throw new Error(`channel: ${res.status} ${res.text}`);
-  return res.body.data;
-}
+const newChannel = (token: string, body: Record<string, unknown> = {}) => createChannel(token, body, { now: tick() });
 
-async function message(token: string, channelId: string, text: string, query = "") {
-  const res = await call("POST", `/channels/${channelId}/messages${query}`, { token, json: { text }, now: tick() });
-  if (res.status !== 201) throw new Error(`message: ${res.status} ${res.text}`);
-  return res.body.data;
-}
+const message = (token: string, channelId: string, text: string, query = "") => createMessage(token, channelId, text, { now: tick(), query });
 
 describe("POST /markers", () => {
   let a: Actor;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { actor, call, makeApp, userToken } from "../helpers";
+import { createChannel } from "../support/fixtures";
 
 // Message lookups and lists beyond a channel's stream (issue 18): GET /channels/messages?ids=,
 // GET /users/me/messages, GET /channels/{cid}/messages/{mid}/thread; the general message
@@ -9,11 +10,7 @@ import { actor, call, makeApp, userToken } from "../helpers";
 let clock = Math.floor(Date.now() / 1000) + 100_000;
 const tick = () => (clock += 4);
 
-async function newChannel(token: string, acl: Record<string, unknown> = {}, type = "com.example.chat") {
-  const res = await call("POST", "/channels", { token, json: { type, acl }, now: tick() });
-  if (res.status !== 201) throw new Error(`newChannel: ${res.status} ${res.text}`);
-  return res.body.data;
-}
+const newChannel = (token: string, acl: Record<string, unknown> = {}, type = "com.example.chat") => createChannel(token, { type, acl }, { now: tick() });
 
 async function sent(token: string, channelId: string, text: string, extra: Record<string, unknown> = {}) {
   const res = await call("POST", `/channels/${channelId}/messages`, { token, json: { text, ...extra }, now: tick() });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { actor, call } from "../helpers";
+import { createChannel } from "../support/fixtures";
 
 // Sticky messages (the reference's resources/messages/sticky.md): PUT/DELETE
 // /channels/{cid}/messages/{mid}/sticky by full-access users (any participant in private
@@ -8,11 +9,7 @@ import { actor, call } from "../helpers";
 let clock = Math.floor(Date.now() / 1000) + 200_000;
 const tick = () => (clock += 4);
 
-async function newChannel(token: string, acl: Record<string, unknown> = {}) {
-  const res = await call("POST", "/channels", { token, json: { type: "com.example.chat", acl }, now: tick() });
-  if (res.status !== 201) throw new Error(`newChannel: ${res.status} ${res.text}`);
-  return res.body.data;
-}
+const newChannel = (token: string, acl: Record<string, unknown> = {}) => createChannel(token, { acl }, { now: tick() });
 
 async function sent(token: string, channelId: string, text: string) {
   const res = await call("POST", `/channels/${channelId}/messages`, { token, json: { text }, now: tick() });

@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { actor, appToken, call, makeApp, makeUser, userToken } from "../helpers";
 import { DB } from "../db";
+import { createChannel } from "../support/fixtures";
 
 // Writes carry an advancing test clock: each token may write 20 times a minute (decisions §9).
 let clock = Math.floor(Date.now() / 1000);
@@ -9,11 +10,7 @@ const tick = () => (clock += 4);
 
 const PM = "io.example.core.pm";
 
-async function newChannel(token: string, acl: Record<string, unknown> = {}, type = "com.example.chat") {
-  const res = await call("POST", "/channels", { token, json: { type, acl }, now: tick() });
-  if (res.status !== 201) throw new Error(`newChannel: ${res.status} ${res.text}`);
-  return res.body.data;
-}
+const newChannel = (token: string, acl: Record<string, unknown> = {}, type = "com.example.chat") => createChannel(token, { type, acl }, { now: tick() });
 
 async function send(token: string, channelId: string, json: Record<string, unknown>, query = "") {
   return call("POST", `/channels/${channelId}/messages${query}`, { token, json, now: tick() });

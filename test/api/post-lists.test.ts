@@ -1,17 +1,14 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { actor, call } from "../helpers";
 import { DB } from "../db";
+import { createPost } from "../support/fixtures";
 
 // Tags, explore streams, bookmarks lists, post interactions, reports and NSFW reposts (issue 17).
 
 const SCOPES = "write_post stream follow";
 type Actor = Awaited<ReturnType<typeof actor>>;
 
-async function post(a: Actor, text: string, extra: Record<string, unknown> = {}, now?: number) {
-  const res = await call("POST", "/posts", { token: a.token, json: { text, ...extra }, now });
-  if (res.status !== 201) throw new Error(`post: ${res.status} ${res.text}`);
-  return res.body.data;
-}
+const post = (a: Actor, text: string, extra: Record<string, unknown> = {}, now?: number) => createPost(a, text, extra, { now });
 const ids = (res: { body: any }) => (res.body.data as any[]).map((p) => p.id);
 const dbCalls = (res: { headers: Headers }) => Number(res.headers.get("x-debug-db-calls"));
 

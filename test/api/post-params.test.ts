@@ -1,17 +1,14 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { actor, call } from "../helpers";
 import * as fx from "../fixtures/media";
+import { createPost } from "../support/fixtures";
 
 // The general post (and user) parameters, wherever posts and users are returned (issue 17).
 
 const SCOPES = "write_post stream follow messages files";
 type Actor = Awaited<ReturnType<typeof actor>>;
 
-async function post(a: Actor, text: string, extra: Record<string, unknown> = {}) {
-  const res = await call("POST", "/posts", { token: a.token, json: { text, ...extra } });
-  if (res.status !== 201) throw new Error(`post: ${res.status} ${res.text}`);
-  return res.body.data;
-}
+const post = (a: Actor, text: string, extra: Record<string, unknown> = {}) => createPost(a, text, extra);
 const ids = (res: { body: any }) => (res.body.data as any[]).map((p) => p.id);
 const dbCalls = (res: { headers: Headers }) => Number(res.headers.get("x-debug-db-calls"));
 

@@ -1,16 +1,13 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { actor, call } from "../helpers";
+import { createPost } from "../support/fixtures";
 
 // GET /posts/search: words, order, keyset pages of the ranking, every filter (issue 17).
 
 const SCOPES = "write_post stream follow";
 type Actor = Awaited<ReturnType<typeof actor>>;
 
-async function post(a: Actor, text: string, extra: Record<string, unknown> = {}) {
-  const res = await call("POST", "/posts", { token: a.token, json: { text, ...extra } });
-  if (res.status !== 201) throw new Error(`post: ${res.status} ${res.text}`);
-  return res.body.data;
-}
+const post = (a: Actor, text: string, extra: Record<string, unknown> = {}) => createPost(a, text, extra);
 const ids = (res: { body: any }) => (res.body.data as any[]).map((p) => p.id);
 const search = async (q: string, token?: string) => {
   const res = await call("GET", `/posts/search?${q}`, { token });

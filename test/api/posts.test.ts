@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { actor, appToken, call, makeApp, makeUser, userToken } from "../helpers";
 import { DB } from "../db";
+import { createPost } from "../support/fixtures";
 
 // Posts: create, revise, delete, repost, bookmark, lookups and streams (issue 4).
 
@@ -10,11 +11,7 @@ const T0 = Math.floor(Date.now() / 1000);
 
 type Actor = Awaited<ReturnType<typeof actor>>;
 
-async function post(a: Actor, text: string, extra: Record<string, unknown> = {}, now?: number, query = "") {
-  const res = await call("POST", `/posts${query}`, { token: a.token, json: { text, ...extra }, now });
-  if (res.status !== 201) throw new Error(`post: ${res.status} ${res.text}`);
-  return res.body.data;
-}
+const post = (a: Actor, text: string, extra: Record<string, unknown> = {}, now?: number, query = "") => createPost(a, text, extra, { now, query });
 
 const dbCalls = (res: { headers: Headers }) => Number(res.headers.get("x-debug-db-calls"));
 const ids = (res: { body: any }) => (res.body.data as any[]).map((p) => p.id);

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { actor, call } from "../helpers";
 import * as fx from "../fixtures/media";
 import { decodedSize, imageOf, pngHeaderOnly } from "../fixtures/images";
+import { fileSettled as settled } from "../support/fixtures";
 
 // The reserved derived images of image uploads (core_image_200s, core_image_960r) and scaled
 // avatars and covers (`w`/`h`): every size is checked by decoding the bytes served.
@@ -21,15 +22,6 @@ async function uploadImage(token: string, bytes: Uint8Array, filename = "photo.p
   return res.body.data;
 }
 
-/** GET /files/{id} until the File object no longer says its derived images are pending. */
-async function settled(token: string, id: string) {
-  for (let i = 0; i < 200; i++) {
-    const file = (await call("GET", `/files/${id}`, { token })).body.data;
-    if (!file.derived_files_pending) return file;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error("derived files still pending");
-}
 
 describe("reserved derived images of uploads", { timeout: 60_000 }, () => {
   it("a 300x200 PNG gets core_image_200s (200x200) and core_image_960r (within 640x960, here the image itself)", async () => {
