@@ -30,7 +30,7 @@ async function call(method, path, { token, json, form } = {}) {
 
 const suffix = Date.now().toString(36).slice(-4);
 // The app's URL is this server's own origin, so its OAuth redirects may come back here: the reference
-// page's Authorize (redirect page /v1/docs/oauth2-redirect.html, src/routes/docs.ts) works with it.
+// page's Authorize (redirect page /v1/docs/oauth2-redirect.html, src/routes/sys/docs.ts) works with it.
 const origin = new URL(base).origin;
 const app = (await call("POST", "/admin/apps", { token: admin, json: { name: "Demo app", url: origin } })).data;
 const appToken = (await call("POST", "/oauth/access_token", { form: { grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret } })).access_token;

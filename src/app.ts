@@ -14,56 +14,28 @@ import { updatePresence } from "./middleware/update-presence";
 import { generalParams } from "./middleware/general-params";
 import { IDEMPOTENCY_HEADER, REPLAYED_HEADER, idempotency } from "./middleware/idempotency";
 import { streamSubscription } from "./middleware/stream-subscription";
-import { adminRoutes } from "./routes/admin";
-import { benchRoutes } from "./routes/bench";
-import { clientRoutes } from "./routes/clients";
-import { docsRoutes } from "./routes/docs";
-import { fileRoutes } from "./routes/files";
-import { fileContentRoutes } from "./routes/file-content";
-import { graphRoutes } from "./routes/graph";
-import { healthRoutes } from "./routes/health";
-import { oauthRoutes } from "./routes/oauth";
-import { opsRoutes } from "./routes/ops";
-import { pollRoutes } from "./routes/polls";
-import { pollListRoutes } from "./routes/poll-lists";
-import { postRoutes } from "./routes/posts";
-import { presenceRoutes } from "./routes/presence";
-import { channelPresenceRoutes } from "./routes/channel-presence";
-import { staticRoutes } from "./routes/static";
-import { streamSocketRoutes } from "./routes/stream-sockets";
-import { streamRoutes } from "./routes/streams";
-import { userStreamRoutes } from "./routes/user-streams";
-import { sysRoutes } from "./routes/sys";
-import { textRoutes } from "./routes/text";
-import { tokenRoutes } from "./routes/token";
-import { userRoutes } from "./routes/users";
-import { channelRoutes } from "./routes/channels";
-import { channelListRoutes } from "./routes/channel-lists";
-import { channelExploreRoutes } from "./routes/channel-explore";
-import { feedRoutes } from "./routes/feeds";
-import { oembedRoutes } from "./routes/oembed";
-import { channelSubscriptionRoutes } from "./routes/channel-subscriptions";
-import { messageRoutes } from "./routes/messages";
-import { messageListRoutes } from "./routes/message-lists";
-import { messageSearchRoutes } from "./routes/message-search";
-import { messageStickyRoutes } from "./routes/message-sticky";
-import { markerRoutes } from "./routes/markers";
-import { interactionRoutes } from "./routes/interactions";
-import { adminUserRoutes } from "./routes/admin-users";
-import { appUserRoutes } from "./routes/app-users";
-import { badgeRoutes } from "./routes/badges";
-import { imageRoutes } from "./routes/images";
-import { postActionRoutes } from "./routes/post-actions";
-import { postSearchRoutes } from "./routes/post-search";
-import { postStreamRoutes } from "./routes/post-streams";
-import { profileRoutes } from "./routes/users-profile";
-import { userListRoutes } from "./routes/users-lists";
+import { oauthRouter } from "./routes/oauth";
+import { sysRouter } from "./routes/sys";
+import { usersRouter } from "./routes/users";
+import { adminRouter } from "./routes/admin";
+import { presenceRouter } from "./routes/presence";
+import { pollsRouter } from "./routes/polls";
+import { streamsRouter } from "./routes/streams";
+import { postsRouter } from "./routes/posts";
+import { filesRouter } from "./routes/files";
+import { messagesRouter } from "./routes/messages";
+import { channelsRouter } from "./routes/channels";
+import { feedsRouter } from "./routes/feeds";
+import { docsRoutes } from "./routes/sys/docs";
+import { healthRoutes } from "./routes/sys/health";
 
 /**
- * Every resource router, mounted under /v1. Order matters where a literal path segment could be read
- * as a parameter: `/users/search` before `/users/{user_id}`, `/posts/search` before `/posts/{post_id}`, `/channels/search` and `/channels/streams/explore` before `/channels/{channel_id}`.
+ * The resource routers (src/routes/<resource>/), mounted under /v1 in this order. Order matters where a
+ * literal path segment could be read as a parameter: within a resource its index mounts the literal
+ * routes first (`/users/search` before `/users/{user_id}`, `/posts/search` before `/posts/{post_id}`), and
+ * messages (`/channels/messages`, `/channels/{id}/messages/…`) come before channels (`/channels/{channel_id}`).
  */
-const ROUTERS = [tokenRoutes, sysRoutes, userListRoutes, userRoutes, profileRoutes, badgeRoutes, imageRoutes, appUserRoutes, clientRoutes, oauthRoutes, adminRoutes, adminUserRoutes, staticRoutes, textRoutes, benchRoutes, presenceRoutes, channelPresenceRoutes, pollListRoutes, pollRoutes, streamRoutes, streamSocketRoutes, userStreamRoutes, postSearchRoutes, postStreamRoutes, postActionRoutes, postRoutes, graphRoutes, fileRoutes, fileContentRoutes, opsRoutes, channelExploreRoutes, messageSearchRoutes, messageListRoutes, messageStickyRoutes, messageRoutes, channelListRoutes, channelSubscriptionRoutes, channelRoutes, markerRoutes, interactionRoutes, feedRoutes, oembedRoutes];
+const ROUTERS = [oauthRouter, sysRouter, usersRouter, adminRouter, presenceRouter, pollsRouter, streamsRouter, postsRouter, filesRouter, messagesRouter, channelsRouter, feedsRouter];
 
 /** Renders any thrown error as the error envelope; unknown errors are a logged 500 with an error_id. */
 function errorResponse(err: unknown, c: Context<AppEnv>): Response {

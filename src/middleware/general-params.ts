@@ -28,7 +28,7 @@ const FLAGS = new Set([
   "include_poll_raw",
   "include_closed",
   "include_private",
-  // The general channel parameters (src/routes/channel-common.ts).
+  // The general channel parameters (src/routes/channels/common.ts).
   "include_read",
   "include_marker",
   "include_inactive",

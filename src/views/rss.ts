@@ -1,4 +1,4 @@
-// RSS 2.0 documents of the feed endpoints (routes/feeds.ts). Every text goes through `xml()`:
+// RSS 2.0 documents of the feed endpoints (routes/feeds/rss.ts). Every text goes through `xml()`:
 // markup in a post's HTML is escaped character data (what RSS readers expect in <description>),
 // never raw XML, and characters XML 1.0 forbids are dropped.
 

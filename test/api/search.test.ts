@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { finishPage, parsePage } from "../../src/http/pagination";
-import { parseSearch } from "../../src/routes/messages";
+import { parseSearch } from "../../src/routes/messages/messages";
 import { openDb } from "../../src/db";
 import { searchMessages, type SearchPlan } from "../../src/stores/search";
 import { actor, appToken, call, makeApp, userToken } from "../helpers";

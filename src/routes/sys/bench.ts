@@ -1,0 +1,71 @@
+import { z } from "@hono/zod-openapi";
+import { PUBLIC } from "../../auth/access";
+import { ok, okEncoded } from "../../http/envelope";
+import { ApiError } from "../../http/errors";
+import { createRouter, defineRoute, Envelope, errors, idString } from "../../http/route";
+import { userExists } from "../../stores/users";
+
+// The benchmark's floors, served only when BENCH_FLOORS is "1" (npm run bench sets it): the cost
+// of the pipeline with a constant envelope, with exactly one indexed D1 read, and with one read
+// and a body of a given size already encoded (what any endpoint answering that many bytes costs).
+const enabled = (env: Env) => env.BENCH_FLOORS === "1";
+
+const bodies = new Map<number, Uint8Array>();
+/** A JSON string of `size` bytes, encoded once per size. */
+function bodyOf(size: number): Uint8Array {
+  let bytes = bodies.get(size);
+  if (!bytes) bodies.set(size, (bytes = new TextEncoder().encode(JSON.stringify("x".repeat(Math.max(0, size - 2))))));
+  return bytes;
+}
+
+export const benchRoutes = createRouter()
+  .openapi(
+    defineRoute(PUBLIC, {
+      method: "get",
+      path: "/sys/bench/constant",
+      tags: ["Benchmark"],
+      summary: "Benchmark floor: a constant envelope (only when BENCH_FLOORS=1)",
+      description:
+        "Only served (and listed here) when `BENCH_FLOORS` is `\"1\"`, as `npm run bench` sets it: the whole request pipeline with a constant answer, the most any endpoint could do. Anyone; emits nothing.",
+      responses: { 200: Envelope(z.object({}), "Constant", {}), ...errors(404) },
+    }),
+    (c) => {
+      if (!enabled(c.env)) throw ApiError.notFound();
+      return ok(c, {});
+    },
+  )
+  .openapi(
+    defineRoute(PUBLIC, {
+      method: "get",
+      path: "/sys/bench/read/{id}",
+      tags: ["Benchmark"],
+      summary: "Benchmark floor: one indexed D1 read (only when BENCH_FLOORS=1)",
+      description:
+        "Only served (and listed here) when `BENCH_FLOORS` is `\"1\"`: the pipeline plus exactly one indexed read of the user with this id. Anyone; emits nothing.",
+      request: { params: z.object({ id: idString() }) },
+      responses: { 200: Envelope(z.object({ exists: z.boolean() }), "One read", { exists: true }), ...errors(404) },
+    }),
+    async (c) => {
+      if (!enabled(c.env)) throw ApiError.notFound();
+      return ok(c, { exists: await userExists(c.var.db, Number(c.req.valid("param").id)) });
+    },
+  )
+  .openapi(
+    defineRoute(PUBLIC, {
+      method: "get",
+      path: "/sys/bench/bytes/{size}",
+      tags: ["Benchmark"],
+      summary: "Benchmark floor: one indexed read and a body of `size` bytes (only when BENCH_FLOORS=1)",
+      description:
+        "Only served (and listed here) when `BENCH_FLOORS` is `\"1\"`: the pipeline, one indexed read, and `data` a constant string of `size` bytes (at most 8 MB) encoded once. Anyone; emits nothing.",
+      request: { params: z.object({ size: idString() }) },
+      responses: { 200: Envelope(z.string(), "A constant string", "xxxx"), ...errors(400, 404) },
+    }),
+    async (c) => {
+      if (!enabled(c.env)) throw ApiError.notFound();
+      const size = Number(c.req.valid("param").size);
+      if (size > 8 * 1024 * 1024) throw ApiError.badRequest("'size' is at most 8 MB");
+      await userExists(c.var.db, 1);
+      return okEncoded(c, bodyOf(size));
+    },
+  );
