@@ -203,8 +203,10 @@ try {
   // After the last restart nothing is written: only what the runtime does by itself delivers the rest.
   log(`restarted ${KILLS} times (startup ${startups.map((s) => s.toFixed(1)).join(", ")} s); waiting for the streams to settle`);
   const expected = expectations(writes, sockets, w);
-  const until = Date.now() + QUIET_MS;
+  const settleStart = Date.now();
+  const until = settleStart + QUIET_MS;
   while (Date.now() < until && !sockets.every((s) => expected.get(s).every((k) => s.state.events.some((e) => e.key === k)))) await sleep(200);
+  log(`settled ${((Date.now() - settleStart) / 1000).toFixed(1)} s after the sockets resumed`);
   await sleep(1500); // late duplicates, if any, arrive now
   result = verify(writes, sockets, expected);
   result.errors = w.errors;
