@@ -164,6 +164,7 @@ async function writer(loop, w) {
 }
 
 let failedSetup = null;
+let settled; // seconds from the last resume until every socket had every acknowledged event
 let result;
 try {
   log(`${label}: starting the runtime on ${persist}`);
@@ -206,7 +207,7 @@ try {
   const settleStart = Date.now();
   const until = settleStart + QUIET_MS;
   while (Date.now() < until && !sockets.every((s) => expected.get(s).every((k) => s.state.events.some((e) => e.key === k)))) await sleep(200);
-  log(`settled ${((Date.now() - settleStart) / 1000).toFixed(1)} s after the sockets resumed`);
+  settled = ((Date.now() - settleStart) / 1000).toFixed(1);
   await sleep(1500); // late duplicates, if any, arrive now
   result = verify(writes, sockets, expected);
   result.errors = w.errors;
@@ -223,7 +224,7 @@ if (failedSetup) {
   process.exit(1);
 }
 const secs = ((performance.now() - t0) / 1000).toFixed(1);
-log(`${label}: ${result.kills} kills, ${result.acked} acknowledged writes (${result.unacked} cut off), ${result.checked} event deliveries checked on ${sockets.length} sockets, ${result.resumes} resumes, in ${secs} s`);
+log(`${label}: ${result.kills} kills, ${result.acked} acknowledged writes (${result.unacked} cut off), ${result.checked} event deliveries checked on ${sockets.length} sockets, ${result.resumes} resumes; settled ${settled} s after the last restart's resumes; in ${secs} s`);
 for (const p of result.problems.slice(0, 40)) console.log(`  FAIL ${p}`);
 if (result.problems.length) console.log(`  (the runtime's output: ${logFile})`);
 if (result.problems.length > 40) console.log(`  ... and ${result.problems.length - 40} more`);
