@@ -109,42 +109,44 @@ async function hubCpu({ api, url, adminToken, pid, inspectorPort, build, post, w
   // settle so trailing work (the relay's last step, hub trims) is counted in every phase alike.
   // With the inspector: a CPU profile of the Worker's isolate too, and the share of its busy
   // samples inside the hubs' publish(), which needs no baseline (samples every 200 µs).
-  const phase = async (sockets) => {
-    const target = sockets.map((s) => s.events + events);
+  const phase = async (sockets, n = events) => {
+    const target = sockets.map((s) => s.events + n);
     const profile = line === null ? null : await startProfile(inspectorPort);
     const cpu0 = cpuMs(pid);
     const t0 = performance.now();
-    for (let i = 0; i < events; i++) await post(writer, "hub cpu");
-    await until(() => sockets.every((s, i) => s.events >= target[i]), 120_000, `${events} events on ${sockets.length} sockets`);
+    for (let i = 0; i < n; i++) await post(writer, "hub cpu");
+    await until(() => sockets.every((s, i) => s.events >= target[i]), 120_000, `${n} events on ${sockets.length} sockets`);
     await sleep(1000);
     const cpu_ms = cpuMs(pid) - cpu0;
     const share = profile ? insideShare(await profile.stopRaw(), line) : null;
-    return { cpu_ms, wall_ms: Math.round(performance.now() - t0 - 1000), ...(share !== null ? { publish_share: +share.toFixed(3) } : {}) };
+    return { events: n, cpu_ms, wall_ms: Math.round(performance.now() - t0 - 1000), ...(share !== null ? { publish_share: +share.toFixed(3) } : {}) };
   };
   // Each keyed phase sits between two unkeyed ones (its keys are deleted after it): its baseline is
   // their mean, so a drift in the machine's load over the run cancels out; their difference is the noise.
-  const keyed = async (count) => {
+  // At 1,000 keys a third of the posts: the signal is large there, and each post is 1,000 frames.
+  const keyed = async (count, n) => {
     const keys = await listeningKeys({ api, url, adminToken, count, tag: `sb-hub${count}` });
-    log(`Streams: hub CPU, ${events} posts with ${count} keys listening...`);
-    const p = await phase(keys.sockets);
+    log(`Streams: hub CPU, ${n} posts with ${count} keys listening...`);
+    const p = await phase(keys.sockets, n);
     await keys.remove();
     return p;
   };
   log(`Streams: hub CPU, ${events} posts with no key listening...`);
   const base0 = await phase([]);
-  const at10 = await keyed(10);
+  const at10 = await keyed(10, events);
   log(`Streams: hub CPU, ${events} posts with no key listening...`);
   const base1 = await phase([]);
-  const at1000 = await keyed(1000);
+  const at1000 = await keyed(1000, Math.ceil(events / 3));
   log(`Streams: hub CPU, ${events} posts with no key listening...`);
   const base2 = await phase([]);
-  const perEvent = (p, a, b) => +(((p.cpu_ms - (a.cpu_ms + b.cpu_ms) / 2) * 1000) / events).toFixed(0);
-  const noise = (a, b) => +((Math.abs(a.cpu_ms - b.cpu_ms) * 1000) / 2 / events).toFixed(0);
+  const us = (p) => (p.cpu_ms * 1000) / p.events;
+  const perEvent = (p, a, b) => +(us(p) - (us(a) + us(b)) / 2).toFixed(0);
+  const noise = (a, b) => +(Math.abs(us(a) - us(b)) / 2).toFixed(0);
   const us10 = perEvent(at10, base0, base1);
   const us1000 = perEvent(at1000, base1, base2);
   return {
     events,
-    baseline_us_per_write: [base0, base1, base2].map((p) => +((p.cpu_ms * 1000) / events).toFixed(0)),
+    baseline_us_per_write: [base0, base1, base2].map((p) => +us(p).toFixed(0)),
     keys_10: { ...at10, us_per_event: us10, noise_us: noise(base0, base1) },
     keys_1000: { ...at1000, us_per_event: us1000, noise_us: noise(base1, base2) },
     ratio_1000_to_10: +(us1000 / Math.max(1, us10)).toFixed(1),
@@ -236,7 +238,7 @@ export function printStreamLoad(r, log) {
   const h = r.hub_cpu;
   log(`\nstream load (workerd pid ${r.workerd_pid}, CPU from /proc):`);
   if (h.skipped) log("  hub CPU: skipped");
-  else log(`  hub CPU per event: ${h.keys_10.us_per_event} ± ${h.keys_10.noise_us} µs at 10 keys, ${h.keys_1000.us_per_event} ± ${h.keys_1000.noise_us} µs at 1,000 keys (×${h.ratio_1000_to_10}; ${h.us_per_key_delivery} µs per extra key); baseline write ${h.baseline_us_per_write.join("/")} µs, ${h.events} events each`);
+  else log(`  hub CPU per event: ${h.keys_10.us_per_event} ± ${h.keys_10.noise_us} µs at 10 keys, ${h.keys_1000.us_per_event} ± ${h.keys_1000.noise_us} µs at 1,000 keys (×${h.ratio_1000_to_10}; ${h.us_per_key_delivery} µs per extra key); baseline write ${h.baseline_us_per_write.join("/")} µs; ${h.keys_10.events} and ${h.keys_1000.events} posts`);
   if (h.keys_10?.publish_share !== undefined) log(`  share of the isolate's busy samples inside the hubs' publish(): ${(h.keys_10.publish_share * 100).toFixed(1)} % at 10 keys, ${(h.keys_1000.publish_share * 100).toFixed(1)} % at 1,000 keys`);
   for (const f of r.fanout.sizes ?? []) log(`  fan-out to ${f.followers} user stream sockets: last socket p50 ${f.last_p50_ms} ms, p99 ${f.last_p99_ms} ms; each delivery p50 ${f.each_p50_ms} ms, p99 ${f.each_p99_ms} ms; ${f.deliveries}/${f.expected} delivered`);
   if (!r.fanout.skipped) log(`  (${r.fanout.sockets} sockets opened in ${r.fanout.setup.open_s} s, subscribed in ${r.fanout.setup.subscribe_s} s; ${r.fanout.duplicates} duplicates)`);
