@@ -149,7 +149,8 @@ async function hubCpu({ api, url, adminToken, pid, inspectorPort, build, post, w
     baseline_us_per_write: [base0, base1, base2].map((p) => +us(p).toFixed(0)),
     keys_10: { ...at10, us_per_event: us10, noise_us: noise(base0, base1) },
     keys_1000: { ...at1000, us_per_event: us1000, noise_us: noise(base1, base2) },
-    ratio_1000_to_10: +(us1000 / Math.max(1, us10)).toFixed(1),
+    // No ratio when the 10-key cost is within its noise: it would divide by noise.
+    ratio_1000_to_10: us10 > noise(base0, base1) ? +(us1000 / us10).toFixed(1) : null,
     us_per_key_delivery: +((us1000 - us10) / 990).toFixed(1),
   };
 }
@@ -238,7 +239,7 @@ export function printStreamLoad(r, log) {
   const h = r.hub_cpu;
   log(`\nstream load (workerd pid ${r.workerd_pid}, CPU from /proc):`);
   if (h.skipped) log("  hub CPU: skipped");
-  else log(`  hub CPU per event: ${h.keys_10.us_per_event} ± ${h.keys_10.noise_us} µs at 10 keys, ${h.keys_1000.us_per_event} ± ${h.keys_1000.noise_us} µs at 1,000 keys (×${h.ratio_1000_to_10}; ${h.us_per_key_delivery} µs per extra key); baseline write ${h.baseline_us_per_write.join("/")} µs; ${h.keys_10.events} and ${h.keys_1000.events} posts`);
+  else log(`  hub CPU per event: ${h.keys_10.us_per_event} ± ${h.keys_10.noise_us} µs at 10 keys, ${h.keys_1000.us_per_event} ± ${h.keys_1000.noise_us} µs at 1,000 keys (${h.ratio_1000_to_10 === null ? "10 keys within noise" : `×${h.ratio_1000_to_10}`}; ${h.us_per_key_delivery} µs per extra key); baseline write ${h.baseline_us_per_write.join("/")} µs; ${h.keys_10.events} and ${h.keys_1000.events} posts`);
   if (h.keys_10?.publish_share !== undefined) log(`  share of the isolate's busy samples inside the hubs' publish(): ${(h.keys_10.publish_share * 100).toFixed(1)} % at 10 keys, ${(h.keys_1000.publish_share * 100).toFixed(1)} % at 1,000 keys`);
   for (const f of r.fanout.sizes ?? []) log(`  fan-out to ${f.followers} user stream sockets: last socket p50 ${f.last_p50_ms} ms, p99 ${f.last_p99_ms} ms; each delivery p50 ${f.each_p50_ms} ms, p99 ${f.each_p99_ms} ms; ${f.deliveries}/${f.expected} delivered`);
   if (!r.fanout.skipped) log(`  (${r.fanout.sockets} sockets opened in ${r.fanout.setup.open_s} s, subscribed in ${r.fanout.setup.subscribe_s} s; ${r.fanout.duplicates} duplicates)`);
