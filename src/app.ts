@@ -9,7 +9,8 @@ import { ApiError, bearerChallenge } from "./http/errors";
 import { boundBody } from "./http/body-limit";
 import { registerOpenApiComponents } from "./http/route";
 import type { AppEnv } from "./http/types";
-import { BACKEND, BOOKMARK_HEADER, d1Constraint, isPostgres, openDb, requestBookmark, type Db, type ReadSession } from "./db";
+import { dialect } from "./db/dialect";
+import { BOOKMARK_HEADER, d1Constraint, openDb, requestBookmark, type Db, type ReadSession } from "./db";
 import { updatePresence } from "./middleware/update-presence";
 import { generalParams } from "./middleware/general-params";
 import { IDEMPOTENCY_HEADER, REPLAYED_HEADER, idempotency } from "./middleware/idempotency";
@@ -136,7 +137,7 @@ export function createApp() {
     // (src/db/read-session.ts, docs/postgres.md, "Read replicas").
     const read: ReadSession = {
       reads: c.req.method === "GET" || c.req.method === "HEAD",
-      bookmark: requestBookmark(c.req.header(BOOKMARK_HEADER), BACKEND),
+      bookmark: requestBookmark(c.req.header(BOOKMARK_HEADER)),
     };
     // Test mode, or the benchmark's meter alone (BENCH_ROWS_READ, which turns on nothing else):
     // count the request's database round trips (X-Debug-Db-Calls) and, on D1, the rows they read
@@ -150,9 +151,9 @@ export function createApp() {
     if (!metered) return;
     try {
       c.res.headers.set("X-Debug-Db-Calls", String(calls));
-      if (!isPostgres) c.res.headers.set("X-Debug-Rows-Read", String(rowsRead));
+      if (dialect.reportsRowsRead) c.res.headers.set("X-Debug-Rows-Read", String(rowsRead));
       // Where the request's D1 session started: "first-unconstrained", "first-primary" or "bookmark".
-      if (!isPostgres) c.res.headers.set("X-Debug-Db-Session", read.bookmark ? "bookmark" : d1Constraint(read));
+      if (dialect.readSessions) c.res.headers.set("X-Debug-Db-Session", read.bookmark ? "bookmark" : d1Constraint(read));
       // Postgres with a read replica: where the reads went, e.g. "replica" or "replica,primary".
       if (c.var.db.readsWent) c.res.headers.set("X-Debug-Db-Reads", c.var.db.readsWent.join(","));
     } catch {

@@ -1,3 +1,4 @@
+import { BACKEND, type Backend } from "./backend";
 /**
  * Reads that scale out, with read-your-writes (docs/postgres.md, "Read replicas"). Every response of a request
  * that used the database may carry a bookmark (`X-Db-Bookmark`): the position of the database that
@@ -23,7 +24,7 @@ const D1_BOOKMARK = /^[0-9a-f]{1,32}(-[0-9a-f]{1,64}){1,5}$/i;
 const PG_LSN = /^[0-9a-f]{1,8}\/[0-9a-f]{1,8}$/i;
 
 /** The bookmark of a request's header for `backend`: null when absent, `""` when malformed. */
-export function requestBookmark(value: string | undefined, backend: "d1" | "postgres"): string | null {
+export function requestBookmark(value: string | undefined, backend: Backend = BACKEND): string | null {
   if (value === undefined || value.trim() === "") return null;
   const v = value.trim();
   return (backend === "d1" ? D1_BOOKMARK : PG_LSN).test(v) ? v : "";

@@ -1,5 +1,5 @@
 import { sql, type SQL } from "drizzle-orm";
-import { isPostgres } from "../db/backend";
+import { dialect } from "../db/dialect";
 import type { Db } from "../db";
 import { runBatch } from "../db/batch";
 import type { DomainEvent, EventType, StampedEvent } from "./publish";
@@ -42,7 +42,7 @@ const OUTBOX_LOCK = 4_807_001;
  * it by. The insert first takes a transaction-scoped advisory lock, held to commit: outbox
  * writers commit one at a time, in id order (D1 serializes every write already).
  */
-const lockSource = isPostgres ? sql`FROM (SELECT pg_advisory_xact_lock(${OUTBOX_LOCK})) AS outbox_lock` : sql``;
+const lockSource = dialect.transactionLock(OUTBOX_LOCK);
 
 /**
  * The statement, for the write's own batch, that records an event; its one row is `{id}` (the
@@ -84,7 +84,7 @@ export function refText(ref: Omit<OutboxRef, "id">, fields: Record<string, SQL>)
  * `insert` reads it back. `slot` tells apart several reservations of one batch.
  */
 export function reserveCaptured(type: EventType, at: number, ref: SQL, slot = 0): { capture: SQL; insert: SQL } {
-  if (!isPostgres) {
+  if (dialect.serializesWrites) {
     return {
       capture: sql`INSERT INTO stream_outbox (type, ref, created_at) SELECT ${type}, r.ref, ${at} FROM (SELECT ${ref} AS ref) r WHERE r.ref IS NOT NULL RETURNING id`,
       insert: sql`SELECT NULL AS id WHERE 1 = 0`,

@@ -1,7 +1,6 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db";
-import { isPostgres } from "../db/backend";
-import { inList, int, jsonRows, text } from "../db/dialect";
+import { greatest, inList, int, jsonFirstItemField, jsonHasAnyKey, jsonRows, text } from "../db/dialect";
 import type { Page } from "../http/pagination";
 import { PM_TYPE, batchRows, canReadSql, pageBoundsSql, readUser, unreadFlagSql, userColumnsSql, type Row } from "./channel-sql";
 import { channelColumnsSql, channelFrom, ownerJoin, readChannel, type ChannelRecord } from "./channels";
@@ -209,7 +208,7 @@ export async function markAllRead(db: Db, userId: number, types: string[], versi
       FROM subscriptions s JOIN channels c ON c.id = s.channel_id
       WHERE s.user_id = ${userId} AND c.type IN ${inList(types, "text")} AND ${canReadSql("c", userId)} AND ${unreadSql(userId)}
       ON CONFLICT (user_id, name) DO UPDATE SET position = excluded.position,
-        last_read_id = ${isPostgres ? sql`GREATEST(markers.last_read_id, excluded.last_read_id)` : sql`max(markers.last_read_id, excluded.last_read_id)`},
+        last_read_id = ${greatest(sql`markers.last_read_id`, sql`excluded.last_read_id`)},
         percentage = 0, version = excluded.version, updated_at = excluded.updated_at`,
     sql`UPDATE subscriptions SET is_unread = ${unreadFlagSql(userId, sql`subscriptions.channel_id`)} WHERE user_id = ${userId} AND is_unread = 1`,
   ]);
@@ -254,20 +253,10 @@ export interface ChannelSearch {
 export const CHAT_SETTINGS = "io.example.core.chat-settings";
 
 /** A field (`a` or `a.b`) of the first item of a raw type on channel `c`, as text (JSON text for arrays and objects). */
-function rawField(type: string, field: string): SQL {
-  const [head, sub] = field.split(".");
-  if (isPostgres) {
-    const item = sql`(CAST(c.raw AS JSONB) -> ${text(type)} -> 0)`;
-    return sub ? sql`(${item} -> ${text(head)} ->> ${text(sub)})` : sql`(${item} ->> ${text(head)})`;
-  }
-  return sql`json_extract(c.raw, ${`$."${type.replaceAll('"', "")}"[0].${field}`})`;
-}
+const rawField = (type: string, field: string): SQL => jsonFirstItemField(sql`c.raw`, type, field);
 
 /** Channel `c` has raw of any of `types` (the list is one bound parameter, however long). */
-const rawHasAny = (types: string[]) =>
-  isPostgres
-    ? sql`EXISTS (SELECT 1 FROM jsonb_object_keys(CAST(c.raw AS JSONB)) AS rk(key) WHERE rk.key IN ${inList(types, "text")})`
-    : sql`EXISTS (SELECT 1 FROM json_each(c.raw) rk WHERE rk.key IN ${inList(types, "text")})`;
+const rawHasAny = (types: string[]) => jsonHasAnyKey(sql`c.raw`, inList(types, "text"));
 
 const likePattern = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (ch) => "\\" + ch)}%`;
 const like = (expr: SQL, pattern: string) => sql`lower(coalesce(${expr}, '')) LIKE ${pattern} ESCAPE '\\'`;

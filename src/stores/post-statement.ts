@@ -1,5 +1,6 @@
 import { fillPlaceholders, getTableColumns, Placeholder, sql, type SQL } from "drizzle-orm";
-import { isPostgres, schema, type Row } from "../db";
+import { schema, type Row } from "../db";
+import { dialect } from "../db/dialect";
 import { BoundQuery, compile, shiftParams } from "../db/batch";
 import { selectGroup, pick, type Field } from "../db/compiled";
 import type { AppRef, PostRecord, PostView } from "./posts";
@@ -82,7 +83,7 @@ export function boundPostsQuery(viewer: ViewerSlot | null, pageIds: SQL | BoundQ
   const shape = shapeFor(viewer == null ? "anonymous" : byId ? "user" : "token", paged);
   const page = pageIds instanceof BoundQuery ? pageIds.query : compile(pageIds);
   let text = shape.text;
-  if (isPostgres && page.params.length) {
+  if (dialect.numberedParams && page.params.length) {
     const n = page.params.length;
     text = shape.shifted.get(n) ?? shiftParams(shape.text, n);
     shape.shifted.set(n, text);

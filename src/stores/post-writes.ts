@@ -1,10 +1,10 @@
 import { sql, type SQL } from "drizzle-orm";
 import { LIMITS } from "../config";
-import { isPostgres, type Db } from "../db";
+import type { Db } from "../db";
 import { mixedBatch, violates } from "../db/batch";
 import type { RawResult } from "../db/types";
 import { capturedSeq, reserveCaptured, reservedSeq, reserveEvent, refText, type OutboxRef } from "../events/outbox";
-import { inList, int, jsonItem, jsonRows, jsonValues, lastId, text } from "../db/dialect";
+import { dialect, inList, int, jsonItem, jsonRows, jsonValues, lastId, text } from "../db/dialect";
 import type { TextResult } from "../text";
 import { fanOutSql, repostsClearSql } from "./home-timeline";
 import { interactionWrites } from "./interactions";
@@ -21,10 +21,10 @@ import { postsQuery, toPostSet, type PostRows, type PostSet, type PostView } fro
 const single = (id: number | SQL) => sql`select ${typeof id === "number" ? int(id) : id} as id`;
 
 /**
- * The post the batch just inserted for a user: on D1 (batches serialized) their newest post, on
- * Postgres the posts sequence's value in this transaction.
+ * The post the batch just inserted for a user: where batches never interleave (D1) their newest
+ * post, else the posts sequence's value in this transaction.
  */
-const newestOf = (userId: number) => (isPostgres ? lastId("posts") : sql`(select max(np.id) from posts np where np.user_id = ${userId})`);
+const newestOf = (userId: number) => (dialect.serializesWrites ? sql`(select max(np.id) from posts np where np.user_id = ${userId})` : lastId("posts"));
 
 /** Explore `newcomers`: 1 while the author has fewer than NEWCOMER_POSTS original posts (before the insert). */
 const NEWCOMER_POSTS = 50;

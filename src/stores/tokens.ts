@@ -1,5 +1,6 @@
 import { and, eq, fillPlaceholders, getTableColumns, sql } from "drizzle-orm";
-import { isPostgres, schema, type Db, type RawResult } from "../db";
+import { schema, type Db, type RawResult } from "../db";
+import { dialect } from "../db/dialect";
 import { BoundQuery, compile, mixedBatch, runBatch, shiftParams, type Statement } from "../db/batch";
 import { reserveRendered, reservedSeq } from "../events/outbox";
 import type { StampedEvent } from "../events/publish";
@@ -42,8 +43,8 @@ export async function findTokenWith(db: Db, tokenHash: string, alongside: Statem
   const only = alongside.length === 1 && alongside[0] instanceof BoundQuery && alongside[0].scalar ? alongside[0] : undefined;
   let result: RawResult;
   let rest: RawResult[];
-  if (isPostgres && only) {
-    // Postgres runs several statements as a transaction (BEGIN, COMMIT); one scalar rides as a column.
+  if (dialect.batchCostsTransaction && only) {
+    // Several statements cost a transaction (BEGIN, COMMIT) there: one scalar rides as a column.
     [result] = await runBatch(db, [withScalar(lookup, only)]);
     rest = [{ results: result.results.length ? [{ v: result.results[0].alongside_v }] : [], changes: 0 }];
   } else {

@@ -1,6 +1,5 @@
 import { sql, type SQL } from "drizzle-orm";
-import { isPostgres } from "../../db";
-import { inList } from "../../db/dialect";
+import { dialect, inList } from "../../db/dialect";
 import type { Page } from "../../http/pagination";
 import { PM_TYPE, canReadSql, pageBoundsSql, viewerParam } from "../channel-sql";
 import { messageColumnsSql, messageJoins } from "../messages";
@@ -162,14 +161,16 @@ export interface WordMatcher {
  */
 export function wordMatcher(table: "posts" | "users", fts: string, pgQuery: () => SQL, ftsMatch: () => string, bm25: SQL): WordMatcher {
   const t = sql.raw(table);
-  if (isPostgres) {
-    return {
+  return dialect.pick<() => WordMatcher>({
+    postgres: () => ({
       with: sql`q(query) AS MATERIALIZED (SELECT ${pgQuery()})`,
       from: sql`${t} WHERE ${t}.search_vector @@ (SELECT query FROM q)`,
       order: sql`${t}.id`,
       score: sql`-ts_rank(${t}.search_vector, (SELECT query FROM q))`,
-    };
-  }
-  const f = sql.raw(fts);
-  return { with: null, from: sql`${f} CROSS JOIN ${t} ON ${t}.id = ${f}.rowid WHERE ${f} MATCH ${ftsMatch()}`, order: sql`${f}.rowid`, score: bm25 };
+    }),
+    sqlite: () => {
+      const f = sql.raw(fts);
+      return { with: null, from: sql`${f} CROSS JOIN ${t} ON ${t}.id = ${f}.rowid WHERE ${f} MATCH ${ftsMatch()}`, order: sql`${f}.rowid`, score: bm25 };
+    },
+  })();
 }

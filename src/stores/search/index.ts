@@ -1,5 +1,6 @@
 import type { SQL } from "drizzle-orm";
-import { isPostgres, type Db } from "../../db";
+import type { Db } from "../../db";
+import { dialect } from "../../db/dialect";
 import { allRows } from "../../db/batch";
 import type { Page } from "../../http/pagination";
 import { readMessage, type MessageRecord } from "../messages";
@@ -32,5 +33,5 @@ export async function searchMessages(
  * plans (tests compare them); Postgres's planner chooses its own.
  */
 export function searchSql(s: MessageSearch, page: Page, viewerId: number | null, forcePlan?: SearchPlan): SQL {
-  return isPostgres ? postgresSearchSql(s, page, viewerId) : fts5SearchSql(s, page, viewerId, forcePlan);
+  return dialect.pick({ postgres: () => postgresSearchSql(s, page, viewerId), sqlite: () => fts5SearchSql(s, page, viewerId, forcePlan) })();
 }
