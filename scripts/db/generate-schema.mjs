@@ -2,7 +2,7 @@
 // (schema/spec/*.ts) and prints the counter triggers' SQL (schema/generate/counters.ts) for a
 // migration that adds a counted table. The generator is TypeScript (the unit test
 // test/unit/schema-generated.test.ts runs the same function), so esbuild bundles it for Node first.
-import { writeFileSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -10,7 +10,12 @@ import { build } from "esbuild";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const { outputFiles } = await build({
   stdin: {
-    contents: `export { tables } from "./schema/spec/index.ts"; export { generateDrizzleSchemas } from "./schema/generate/drizzle.ts";`,
+    contents: [
+      `export { tables } from "./schema/spec/index.ts";`,
+      `export { counterTriggers } from "./schema/spec/counters.ts";`,
+      `export { generateDrizzleSchemas } from "./schema/generate/drizzle.ts";`,
+      `export { counterTriggerSql, missingCounterSql } from "./schema/generate/counter-triggers.ts";`,
+    ].join("\n"),
     resolveDir: root,
     loader: "ts",
   },
@@ -29,4 +34,23 @@ for (const [file, text] of [["schema/tables.ts", sqlite], ["schema/pg/tables.ts"
     writeFileSync(full, text);
     console.log(`${file}: written`);
   }
+}
+
+// Counter triggers no migration defines yet: printed, not written, because only the author knows
+// which migration is new (appending to one already applied would never run). See docs/schema.md.
+const migrations = (dir) =>
+  readdirSync(path.join(root, dir))
+    .filter((f) => f.endsWith(".sql"))
+    .sort()
+    .map((f) => readFileSync(path.join(root, dir, f), "utf8"));
+const missing = mod.missingCounterSql(mod.counterTriggerSql(mod.counterTriggers), {
+  sqlite: migrations("schema/migrations"),
+  pg: migrations("schema/pg/migrations"),
+});
+for (const [dialect, dir] of [["sqlite", "schema/migrations"], ["pg", "schema/pg/migrations"]]) {
+  if (!missing[dialect].length) continue;
+  console.log(`\nCounter triggers (schema/spec/counters.ts) missing from ${dir}: append to the new migration,`);
+  console.log("under the comment, then check `npm test -- schema-generated`:\n");
+  console.log(`--> statement-breakpoint\n-- Hand-written (generated from schema/spec/counters.ts): counter triggers.`);
+  console.log(missing[dialect].join("\n--> statement-breakpoint\n"));
 }
