@@ -1,7 +1,9 @@
-// `npm run db:generate`, step 1: writes schema/tables.ts and schema/pg/tables.ts from the spec
-// (schema/spec/*.ts) and prints the counter triggers' SQL (schema/generate/counters.ts) for a
-// migration that adds a counted table. The generator is TypeScript (the unit test
+// `npm run db:generate [-- --name <x>]`: writes schema/tables.ts and schema/pg/tables.ts from the
+// spec (schema/spec/*.ts); with --drizzle, then runs drizzle-kit generate for both dialects (other
+// arguments, e.g. --name or --custom, passed on); last, prints the counter triggers' SQL
+// (schema/spec/counters.ts) that no migration defines yet. The generator is TypeScript (the unit test
 // test/unit/schema-generated.test.ts runs the same function), so esbuild bundles it for Node first.
+import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -33,6 +35,15 @@ for (const [file, text] of [["schema/tables.ts", sqlite], ["schema/pg/tables.ts"
   else {
     writeFileSync(full, text);
     console.log(`${file}: written`);
+  }
+}
+
+const args = process.argv.slice(2);
+if (args.includes("--drizzle")) {
+  const rest = args.filter((a) => a !== "--drizzle");
+  const kit = path.join(root, "node_modules", "drizzle-kit", "bin.cjs");
+  for (const config of ["drizzle.config.ts", "drizzle.pg.config.ts"]) {
+    execFileSync(process.execPath, [kit, "generate", "--config", config, ...rest], { cwd: root, stdio: "inherit" });
   }
 }
 
