@@ -2,7 +2,8 @@ import { MORE_LIMITS } from "../config";
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { APP_TOKEN, currentUser, userToken } from "../auth/access";
-import { appHubFor, userHubFor } from "../events/hubs";
+import { connectAppStream } from "../events/app-ring";
+import { userHubFor } from "../events/hubs";
 import { ApiError } from "../http/errors";
 import { createRouter, defineRoute, errors } from "../http/route";
 import type { AppEnv } from "../http/types";
@@ -83,7 +84,7 @@ export const streamSocketRoutes = createRouter()
       const appId = c.var.auth!.app.id;
       const stream = await getAppStream(c.var.db, appId, key);
       if (!stream) throw ApiError.notFound(`no app stream with key '${key}'`);
-      const connect: AppStreamConnect = {
+      const connect: Omit<AppStreamConnect, "seat"> = {
         appId,
         key,
         objectTypes: stream.objectTypes,
@@ -91,7 +92,7 @@ export const streamSocketRoutes = createRouter()
         since,
         params: connectionParamsOf(c.req.query()),
       };
-      return (await appHubFor(c.env, appId, key).fetch(hubRequest("X-Stream", connect))) as never;
+      return (await connectAppStream(c.env, appId, key, (seat) => hubRequest("X-Stream", { ...connect, seat }))) as never;
     },
   )
   .openapi(
