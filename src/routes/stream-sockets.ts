@@ -65,7 +65,8 @@ export const streamSocketRoutes = createRouter()
       description:
         "`GET {stream_url}/v1/app?access_token=<app token>&key=<stream key>[&since=<cursor>]`. First frame: " +
         '`{"meta":{"connection_id","stream":{key, endpoint, object_types},"cursor","replay_gap"?}}`; then events ' +
-        '`{"meta":{type, id, timestamp, is_deleted?}, "data"}` where `id` is a cursor that grows by one per event of the key. ' +
+        '`{"meta":{type, id, timestamp, is_deleted?}, "data"}` where `id` is the event\'s global sequence (a decimal string; it grows, with gaps, in one order for every key and hub). ' +
+        "Close code 4004: the key moved to another hub; reconnect with `since`. " +
         "Connection parameters (`include_html`, `include_raw`, `include_<object>_raw`, …) shape every frame of the socket, replayed ones included. " +
         "At most 2 connections per stream key (a third: 429).",
       request: {
