@@ -89,9 +89,11 @@ export class AppEventLog {
     if (!/^\d{1,15}$/.test(since)) return { gap: "unknown" };
     const cursor = Number(since);
     if (cursor < SEQ_BASE) return { gap: "expired" };
+    const floor = this.state("floor");
+    // A hub with no history yet cannot tell what it never saw: a gap, not a silent skip.
+    if (floor === null) return { gap: "expired" };
     const applied = this.applied();
     if (cursor > applied) return { ahead: cursor };
-    const floor = this.state("floor") ?? applied;
     const keyFloor = this.sql.exec<{ floor: number }>("SELECT floor FROM app_key_floors WHERE app_id = ? AND key = ?", appId, key).toArray()[0]?.floor ?? 0;
     if (cursor < floor || cursor < keyFloor) return { gap: "expired" };
     return { after: cursor };

@@ -145,3 +145,41 @@ describe("app hub ring", () => {
     await streamRelay(env).resize(null);
   });
 });
+
+describe("a since ahead of the hub", () => {
+  it("is taken when the relay sent it (the socket skips up to it), refused as unknown beyond", async () => {
+    const { app, token } = await appWithToken();
+    await createStream(token, { object_types: ["post"], key: "ahead" });
+    // A hub no delivery reached (as one a step behind its peers), seated by a ring of 64 that owns the key there.
+    const index = appHubIndex(Number(app.id), "ahead", 64);
+    const hub = env.APP_STREAM_HUB.getByName(`shard:${index}`);
+    const seat = { count: 64, version: 1_000, index };
+    const { sendingThrough } = await streamRelay(env).ringInfo();
+    const event = (seq: number) => ({ seq, mask: 1, appIds: null, event: { type: "post", timestamp: 1, isDeleted: false, data: `[{"id":"${seq}"}]` } });
+    await hub.publish([event(sendingThrough - 5)]); // its history starts here
+    const open = async (since: string) => {
+      const connect = { appId: Number(app.id), key: "ahead", objectTypes: ["post"], endpoint: "x", since, seat };
+      const res = await hub.fetch(new Request("https://stream-hub/connect", { headers: { Upgrade: "websocket", "X-Stream": JSON.stringify(connect) } }));
+      expect(res.status).toBe(101);
+      const ws = res.webSocket!;
+      const frames: any[] = [];
+      ws.addEventListener("message", (e) => frames.push(JSON.parse(e.data as string)));
+      ws.accept();
+      await waitFor(() => frames.length > 0, () => "no first frame");
+      return { ws, frames };
+    };
+    const beyond = await open(String(sendingThrough + 1_000));
+    expect(beyond.frames[0].meta).toMatchObject({ replay_gap: "unknown" });
+    beyond.ws.close(1000);
+
+    const since = sendingThrough;
+    const s = await open(String(since));
+    expect(s.frames[0].meta.replay_gap).toBeUndefined();
+    expect(s.frames[0].meta.cursor).toBe(String(since));
+    await hub.publish([event(since - 1), event(since), event(since + 1)]);
+    await waitFor(() => s.frames.length > 1, () => "no event");
+    await new Promise((r) => setTimeout(r, 200));
+    expect(s.frames.slice(1).map((f) => f.meta.id)).toEqual([String(since + 1)]);
+    s.ws.close(1000);
+  });
+});
