@@ -82,6 +82,12 @@ describe("app hub ring", () => {
     const followers = await Promise.all(chosen.map((c) => follower(c.token, c.key)));
     expect((await streamRelay(env).ringInfo()).ring.count).toBe(4);
     const app = apps[0].app;
+    // A key whose app is away across the move: it comes back to the new owner with an older cursor,
+    // which only the log copied into the new hub can serve.
+    const awayKey = Array.from({ length: 40 }, (_, i) => `away_${i}`).find((k) => appHubIndex(Number(app.id), k, 8) >= 4)!;
+    await createStream(apps[0].token, { object_types: ["post"], key: awayKey });
+    const away = await socket(`/app?key=${awayKey}`, apps[0].token);
+    await away.next();
 
     const user = await makeUser();
     const userTok = await userToken(app, user, ALL_SCOPES);
@@ -92,6 +98,10 @@ describe("app hub ring", () => {
       expect(res.status, res.text).toBe(201);
       written.push(res.body.data.id);
       if (i === 20) resizing = streamRelay(env).resize(8); // not awaited: publishing goes on
+      if (i === 10) {
+        await waitFor(() => eventsOf(away).length === 11, () => `away got ${eventsOf(away).length}`);
+        away.ws.close(1000);
+      }
     }
     expect(await resizing).toMatchObject({ count: 8 });
 
@@ -106,6 +116,11 @@ describe("app hub ring", () => {
       expect(f.events.map((e) => e.meta.id)).toEqual(seqs);
       expectIncreasing(f.events.map((e) => e.meta.id));
     });
+    const back = await socket(`/app?key=${awayKey}&since=${eventsOf(away).at(-1).meta.id}`, apps[0].token);
+    expect((await back.next()).meta.replay_gap).toBeUndefined();
+    await waitFor(() => eventsOf(back).length >= written.length - 11, () => `back got ${eventsOf(back).length}`);
+    expect(postIdsOf([...eventsOf(away), ...eventsOf(back)])).toEqual(written);
+    back.ws.close(1000);
     // The keys that moved were closed with 4004 and resumed on their new owner; the others were left alone.
     followers.forEach((f, i) => expect(f.closes, chosen[i].key).toEqual(chosen[i].moves ? [4004] : []));
     expect((await streamRelay(env).ringInfo()).ring).toMatchObject({ count: 8 });
