@@ -1,13 +1,13 @@
 import type { SQL } from "drizzle-orm";
 import { openDb, type RawResult } from "../db";
 import { runBatch } from "../db/batch";
-import { allAppHubs, typeMask, USER_FANOUT_BATCH, userHubShard, userShardOf } from "./hubs";
+import { appRingHubs, FIRST_RING, typeMask, USER_FANOUT_BATCH, userHubShard, userShardOf, type AppRing } from "./hubs";
 import { planMeta, type EventMeta } from "./event-meta";
 import type { StampedEvent } from "./publish";
 import type { StoredEvent } from "./replay";
 import { LIST_TYPES, planRoute, type AppAudience, type OwnConnections } from "./routing";
 
-/** One event as the app stream hubs receive it: serialized once; each hub numbers it per stream key. */
+/** One event as the app stream hubs receive it: serialized once, stored once per hub. */
 export interface AppHubEvent {
   /** Bit of the event's object type (see `typeMask`). */
   mask: number;
@@ -16,8 +16,8 @@ export interface AppHubEvent {
   appIds: number[] | null;
   /** Extra meta fields of app stream frames (JSON without braces; src/events/event-meta.ts). */
   meta?: string;
-  /** The outbox sequence: a hub skips an event whose sequence it has applied (a relay retry). */
-  seq?: number;
+  /** The outbox sequence: the frames' `meta.id`; a hub skips a sequence it has applied (a relay retry). */
+  seq: number;
 }
 
 /** One event as a user's stream hub receives it: data serialized once, and the connections it goes to. */
@@ -45,9 +45,9 @@ interface RecipientRow {
  * 1. Every event is planned from its own content (src/events/routing.ts): its app-stream
  *    audience and, if any, a statement finding the live user-stream subscriptions it concerns.
  * 2. All those statements run in ONE D1 batch.
- * 3. App streams: the events go once to each hub shard, which numbers each for the stream keys
- *    listening for its type (and app), keeps it for replay, and sends it to their sockets.
- *    Events that need no lookup leave before the batch returns.
+ * 3. App streams: the events go once to each hub of the active ring (`ring`, held by the relay),
+ *    which stores each once under its outbox sequence and sends it to the sockets listening for
+ *    its type (and app). Events that need no lookup leave before the batch returns.
  * 4. User streams: the recipients are grouped by user hub shard; each shard gets its events in
  *    calls naming at most USER_FANOUT_BATCH connections each (one after another, so every
  *    connection sees the events in order); shards are called in parallel. The hub numbers each
@@ -55,7 +55,7 @@ interface RecipientRow {
  *    token's connections. A post to N connected followers costs about
  *    Σ over shards ⌈connections there / USER_FANOUT_BATCH⌉ calls, never one per recipient.
  */
-export async function deliverEvents(env: Env, events: StampedEvent[]): Promise<void> {
+export async function deliverEvents(env: Env, events: StampedEvent[], ring: AppRing = FIRST_RING): Promise<void> {
   const db = openDb(env);
   const plans = events.map((e) => ({ event: e, ...planRoute(e), stored: storedOf(e), metaPlan: planMeta(e) }));
 
@@ -68,21 +68,25 @@ export async function deliverEvents(env: Env, events: StampedEvent[]): Promise<v
   }));
   const metaOf = (results: RawResult[]): EventMeta[] => plans.map((p, i) => p.metaPlan.build(slots[i].meta.map((j) => results[j])));
 
-  const appEvents = (results: RawResult[], metas: EventMeta[]) =>
-    plans.map((p, i) => ({
+  const appEvents = (results: RawResult[], metas: EventMeta[]): (AppHubEvent | null)[] =>
+    plans.map((p, i) => p.event.seq === undefined ? null : ({
       mask: typeMask([p.event.type]),
       seq: p.event.seq,
       event: p.stored,
       appIds: resolveApps(p.appAudience, results[slots[i].apps]),
       meta: [metas[i].common, metas[i].relay].filter((m) => m).join(","),
     }));
+  // Only the relay delivers (src/objects/stream-relay.ts), and every outbox row has a sequence:
+  // an event without one never reaches an app stream (its `meta.id` would mean nothing).
+  const unsequenced = plans.filter((p) => p.event.seq === undefined && !(p.appAudience.kind === "apps" && !p.appAudience.appIds.length)).length;
+  if (unsequenced) console.error(JSON.stringify({ error: "events without an outbox sequence left out of app streams", count: unsequenced }));
   // Events that need no lookup go to the app hubs while the batch runs.
   const lookupForApps = slots.some((s) => s.apps >= 0 || s.meta.length > 0);
-  const early = lookupForApps ? null : sendToAppHubs(env, appEvents([], metaOf([])));
+  const early = lookupForApps ? null : sendToAppHubs(env, appEvents([], metaOf([])), ring);
   early?.catch(() => {}); // marked handled: a failure is reported below with the others, even if the batch throws first
   const results = statements.length ? await runBatch(db, statements) : [];
   const metas = metaOf(results);
-  const apps = early ?? sendToAppHubs(env, appEvents(results, metas));
+  const apps = early ?? sendToAppHubs(env, appEvents(results, metas), ring);
 
   const perShard = new Map<number, { events: UserHubEvent[]; revokedTokens: number[] }>();
   const forShard = (shard: number) => perShard.get(shard) ?? perShard.set(shard, { events: [], revokedTokens: [] }).get(shard)!;
@@ -152,10 +156,10 @@ export function userHubCalls(events: UserHubEvent[], revokedTokens: number[], ba
   return calls;
 }
 
-async function sendToAppHubs(env: Env, events: AppHubEvent[]): Promise<void> {
-  const wanted = events.filter((e) => e.appIds === null || e.appIds.length > 0);
+async function sendToAppHubs(env: Env, events: (AppHubEvent | null)[], ring: AppRing): Promise<void> {
+  const wanted = events.filter((e): e is AppHubEvent => e !== null && (e.appIds === null || e.appIds.length > 0));
   if (!wanted.length) return;
-  await Promise.all(allAppHubs(env).map((hub) => hub.publish(wanted)));
+  await Promise.all(appRingHubs(env, ring).map(({ hub, seat }) => hub.publish(wanted, seat)));
 }
 
 function resolveApps(audience: AppAudience, result: RawResult | undefined): number[] | null {

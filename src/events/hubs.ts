@@ -3,42 +3,78 @@ import { OBJECT_TYPES, type ObjectType } from "./publish";
 
 /**
  * Where stream sockets live, and how the rest of the Worker reaches them:
- * - app stream sockets: APP_STREAM_SHARDS hub objects; a stream key always lands on the same
- *   shard (so its connection limit is counted in one place), and each event goes once to
- *   every shard, which sends it only to the sockets whose stream listens for its type;
+ * - app stream sockets: a ring of hub objects named `shard:<i>`, i < the ring's count (README
+ *   "Streams: the app hub ring"). Every app event goes to every hub of the ring, which stores it
+ *   once and sends it to its sockets that listen for its type; so any hub can replay any key. A
+ *   key's sockets live on its owner (jump consistent hash of `<app>:<key>` over the count), where
+ *   its connection limit is counted. The relay holds the active ring and grows it;
  * - user stream sockets: USER_STREAM_SHARDS hub objects; a user always lands on the same
  *   shard, which holds all of that user's connections and their subscriptions, so one call to
  *   a shard delivers an event to many users at once (src/events/deliver.ts);
  * - the app stream registry: one object per app, which serializes stream creation.
  */
-export const APP_STREAM_SHARDS = 4;
 
-/** FNV-1a: a stable, well-spread shard number for a stream key. */
-function shardOf(appId: number, key: string): number {
-  let h = 0x811c9dc5;
-  for (const ch of `${appId}:${key}`) {
-    h ^= ch.codePointAt(0)!;
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h % APP_STREAM_SHARDS;
+/** The app hub count of a deployment that never set APP_STREAM_HUBS (and of the first ring). */
+export const DEFAULT_APP_STREAM_HUBS = 4;
+/** The most app hubs a ring may have (every hub takes every app event: more adds storage, not throughput). */
+export const MAX_APP_STREAM_HUBS = 64;
+
+/** The active app hub ring: its size, and a version that grows with every change (newer wins). */
+export interface AppRing {
+  count: number;
+  version: number;
 }
 
-const appHubShard = (env: Env, shard: number) => env.APP_STREAM_HUB.getByName(`shard:${shard}`);
-
-/** The hub shard that holds the sockets of one app stream. */
-export const appHubFor = (env: Env, appId: number, key: string) => appHubShard(env, shardOf(appId, key));
-
-/** The hub shards holding the given stream keys of an app, each with its keys (for closing deleted streams). */
-export function appHubsFor(env: Env, appId: number, keys: string[]) {
-  const byShard = new Map<number, string[]>();
-  for (const key of keys) {
-    const shard = shardOf(appId, key);
-    byShard.set(shard, [...(byShard.get(shard) ?? []), key]);
-  }
-  return [...byShard].map(([shard, shardKeys]) => ({ hub: appHubShard(env, shard), keys: shardKeys }));
+/** One hub's place in a ring. */
+export interface RingSeat extends AppRing {
+  index: number;
 }
 
-export const allAppHubs = (env: Env) => Array.from({ length: APP_STREAM_SHARDS }, (_, i) => appHubShard(env, i));
+export const FIRST_RING: AppRing = { count: DEFAULT_APP_STREAM_HUBS, version: 0 };
+
+/** The ring size the deployment asks for (wrangler var APP_STREAM_HUBS), or the default. */
+export function configuredAppHubs(env: object): number {
+  const v = (env as { APP_STREAM_HUBS?: string }).APP_STREAM_HUBS;
+  const n = v && /^\d{1,3}$/.test(v) ? Number(v) : DEFAULT_APP_STREAM_HUBS;
+  return Math.min(Math.max(n, 1), MAX_APP_STREAM_HUBS);
+}
+
+/** FNV-1a, 64 bits: a stable, well-spread hash of a stream key. */
+function keyHash(appId: number, key: string): bigint {
+  let h = 0xcbf29ce484222325n;
+  for (const byte of new TextEncoder().encode(`${appId}:${key}`)) {
+    h ^= BigInt(byte);
+    h = (h * 0x100000001b3n) & 0xffffffffffffffffn;
+  }
+  return h;
+}
+
+/**
+ * Jump consistent hash (Lamping & Veach, 2014): the bucket of `hash` among `buckets`. Growing
+ * from n to m buckets moves only the keys that land in the new buckets (about (m-n)/m of them);
+ * shrinking moves only the keys of the removed ones.
+ */
+export function jumpHash(hash: bigint, buckets: number): number {
+  let key = hash;
+  let b = -1;
+  let j = 0;
+  while (j < buckets) {
+    b = j;
+    key = (key * 2862933555777941757n + 1n) & 0xffffffffffffffffn;
+    j = Math.floor((b + 1) * (2 ** 31 / (Number(key >> 33n) + 1)));
+  }
+  return b;
+}
+
+/** The index of the hub that owns an app stream key in a ring of `count` hubs. */
+export const appHubIndex = (appId: number, key: string, count: number) => jumpHash(keyHash(appId, key), count);
+
+/** App hub `i` of the ring (names are stable: hubs 0-3 are the shards of earlier versions). */
+export const appHubAt = (env: Env, index: number) => env.APP_STREAM_HUB.getByName(`shard:${index}`);
+
+/** Every hub of a ring, with its seat. */
+export const appRingHubs = (env: Env, ring: AppRing) =>
+  Array.from({ length: ring.count }, (_, index) => ({ hub: appHubAt(env, index), seat: { ...ring, index } satisfies RingSeat }));
 
 /**
  * User stream hub shards. Fixed: a user's resumable connections and replay buffers live on
@@ -77,11 +113,13 @@ export const randomId = () => crypto.randomUUID().replaceAll("-", "");
 /**
  * Close codes sent to stream sockets. Clients reconnect after 4000 (and send a message, e.g.
  * `ping`, at least every 60 s); 4001 and 4003 mean the stream or its token is gone; 4002 that a
- * newer socket resumed the same user stream connection.
+ * newer socket resumed the same user stream connection; 4004 that the app hub ring changed and
+ * the key has a new owner: reconnect at once with `since` (nothing is lost or repeated).
  */
 export const CLOSE = {
   idle: { code: 4000, reason: `idle: no client message for ${MORE_LIMITS.streamIdleSeconds} seconds` },
   deleted: { code: 4001, reason: "stream deleted" },
   replaced: { code: 4002, reason: "connection resumed by another socket" },
   revoked: { code: 4003, reason: "access token deleted" },
+  moved: { code: 4004, reason: "stream moved: reconnect with since" },
 } as const;

@@ -3,6 +3,7 @@ import { openDb } from "../db";
 import { now } from "../http/time";
 import { appendEvents } from "./outbox";
 import type { AppEnv } from "../http/types";
+import type { AppRing } from "./hubs";
 
 /** Object types of app stream events (api.md "App streams"). */
 export const OBJECT_TYPES = [
@@ -58,15 +59,15 @@ export interface DomainEvent {
 /**
  * An event as delivered: stamped once, so every socket sees the same `timestamp`, and numbered
  * once by the outbox (`seq`, the global order the relay delivers in; hubs skip a `seq` they have
- * applied). Its `meta.id` is given by each stream hub: the cursor of the stream it goes to
- * (src/events/replay.ts).
+ * applied). On app streams `meta.id` is that sequence; user stream hubs give each event the
+ * cursor of the connection it goes to (src/events/replay.ts).
  */
 export interface StampedEvent extends DomainEvent {
   /** Unix seconds. */
   timestamp: number;
 }
 
-type Sink = (env: Env, events: StampedEvent[]) => Promise<void>;
+type Sink = (env: Env, events: StampedEvent[], ring: AppRing) => Promise<void>;
 let sink: Sink | null = null;
 
 /** Installs the delivery of events (the stream hubs); set once at start-up by the Worker entry. */
@@ -75,8 +76,8 @@ export function setEventSink(s: Sink): void {
 }
 
 /** Delivers events to the stream hubs: only the relay calls this (src/objects/stream-relay.ts). */
-export async function sendToSink(env: Env, events: StampedEvent[]): Promise<void> {
-  if (sink && events.length) await sink(env, events);
+export async function sendToSink(env: Env, events: StampedEvent[], ring: AppRing): Promise<void> {
+  if (sink && events.length) await sink(env, events, ring);
 }
 
 /** The relay that moves outbox rows to the hubs, in order (one object: one global order). */

@@ -1,8 +1,10 @@
 /**
- * Resumable streams: the rules shared by the two hubs' replay buffers (src/objects/replay-buffer.ts).
+ * Resumable streams: the rules shared by the app hubs' logs (src/objects/app-event-log.ts) and the
+ * user hubs' replay buffers (src/objects/replay-buffer.ts).
  *
- * Every event frame's `meta.id` is a cursor: an integer (as a string) that grows by one with each
- * event sent on one app stream key or one user stream connection. A client that reconnects with
+ * Every event frame's `meta.id` is a cursor, an integer as a string: on app streams the event's
+ * outbox sequence; on user streams one that grows by one with each event sent on the connection.
+ * A client that reconnects with
  * `since=<the last meta.id it processed>` gets every later event still in the window, in order,
  * then the live ones; when the cursor is older than the window or was never issued by that
  * stream, the first frame carries `meta.replay_gap` instead and the stream goes on live.

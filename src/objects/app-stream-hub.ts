@@ -1,11 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
 import { MORE_LIMITS } from "../config";
 import type { AppHubEvent } from "../events/deliver";
-import { CLOSE, randomId, typeMask } from "../events/hubs";
-import { OBJECT_TYPES } from "../events/publish";
-import { frameText, REPLAY_TRIM_MS, replayLimits, type ReplayLimits } from "../events/replay";
+import { appHubIndex, CLOSE, FIRST_RING, randomId, typeMask, type AppRing, type RingSeat } from "../events/hubs";
+import { streamRelay } from "../events/publish";
+import { frameText, REPLAY_TRIM_MS, replayLimits, type ReplayGap, type ReplayLimits } from "../events/replay";
 import { shapeFrame, shapeKey, type ConnectionParams } from "../events/stream-params";
-import { ReplayBuffer } from "./replay-buffer";
+import { AppEventLog, type LogRow, type LogState } from "./app-event-log";
 import { CatchUp } from "./replay-sockets";
 import { armAlarm, closeIdleSockets, closeQuietly, completeClose, idleDeadline, touch, type Activity } from "./socket-idle";
 
@@ -15,153 +15,156 @@ export interface AppStreamConnect {
   key: string;
   objectTypes: string[];
   endpoint: string;
-  /** `since`: the `meta.id` of the last event the app processed on this key. */
+  /** `since`: the `meta.id` of the last event the app processed (an outbox sequence). */
   since?: string;
   /** The connection parameters (`include_html`, `include_raw`, …): how this socket's frames are rendered. */
   params?: ConnectionParams;
+  /** The seat the Worker routed to, under the ring it knows. */
+  seat: RingSeat;
 }
 
 interface Attachment extends Activity {
   connectionId: string;
-  streamId: number;
+  appId: number;
+  key: string;
   mask: number;
   params?: ConnectionParams;
+  /** A `since` ahead of what this hub had applied: live events up to it are not sent. */
+  ahead?: number;
 }
 
-/** A socket's connection parameters (sockets accepted before they existed have none). */
-const paramsOf = (ws: WebSocket): ConnectionParams => (ws.deserializeAttachment() as Attachment | null)?.params ?? {};
-
+const attachmentOf = (ws: WebSocket) => ws.deserializeAttachment() as Attachment | null;
 const keyTag = (appId: number, key: string) => `k:${appId}:${key}`;
-const groupTag = (streamId: number, mask: number) => `g:${streamId}:${mask}`;
+/** Sockets of one app listening for the same types get the same frames: one group. */
+const groupTag = (appId: number, mask: number) => `a:${appId}:${mask}`;
 const isOpen = (ws: WebSocket) => ws.readyState === WebSocket.OPEN;
+const newer = (a: AppRing, b: AppRing) => (b.version > a.version ? b : a);
 
 /**
- * One shard of the app stream sockets (src/events/hubs.ts picks the shard from the stream key),
- * held with the WebSocket Hibernation API: the object sleeps between events while the sockets
- * stay open.
+ * One hub of the app stream ring (src/events/hubs.ts), held with the WebSocket Hibernation API.
  *
- * Each stream key is a replay stream (src/objects/replay-buffer.ts): every event it receives
- * gets the key's next cursor as `meta.id` and is kept in this object's SQLite, so a socket that
- * reconnects with `since` is sent what it missed, then live events. A key keeps buffering for
- * the replay window after its last socket closes, then is retired.
- *
- * Sockets are tagged with their key (`k:<app>:<key>`: the per-key connection limit, closing a
- * deleted stream) and their group `g:<stream>:<type mask>`: the types are frozen at connect time
- * (a PUT applies on reconnect). The `listening` table indexes groups by object type, so an
- * event is stored once, numbered for the keys that want it, and sent with getWebSockets(group)
- * only to sockets that listen for its type.
+ * Every app event of the ring reaches every hub, which stores it once in its log
+ * (src/objects/app-event-log.ts) with its outbox sequence, then sends it to the socket groups
+ * (`a:<app>:<type mask>`) whose types and app take it. `meta.id` is the sequence, the same on
+ * every socket and hub, so a socket resumes on any hub by `since`. Sockets also carry their key
+ * (`k:<app>:<key>`): its connection limit, closing a deleted stream, and closing keys this hub
+ * no longer owns when the ring changes (close code 4004).
  */
 export class AppStreamHub extends DurableObject<Env> {
-  private readonly buffer: ReplayBuffer;
-  private readonly catchUp: CatchUp;
+  private readonly log: AppEventLog;
+  private readonly catchUp = new CatchUp();
   private readonly limits: ReplayLimits;
-  /** Whether this instance has made sure an alarm will trim what it buffers. */
+  /** Sockets whose `since` was ahead of this hub when they connected, until it catches up. */
+  private readonly ahead = new Map<WebSocket, number>();
   private trimArmed = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
-    this.buffer = new ReplayBuffer(ctx.storage.sql);
-    this.catchUp = new CatchUp(this.buffer);
+    // Per-key numbering of earlier versions: their cursors are answered with a gap now.
+    for (const t of ["listeners", "listening", "replay_entries", "replay_events", "replay_streams", "replay_meta"]) ctx.storage.sql.exec(`DROP TABLE IF EXISTS ${t}`);
+    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS app_groups (app_id INTEGER NOT NULL, mask INTEGER NOT NULL, PRIMARY KEY (app_id, mask)) WITHOUT ROWID");
+    this.log = new AppEventLog(ctx.storage.sql);
     this.limits = replayLimits(env);
-    // `listeners` was the type index before streams were resumable (it named socket groups only).
-    ctx.storage.sql.exec("DROP TABLE IF EXISTS listeners");
-    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS listening (
-      type INTEGER NOT NULL, app_id INTEGER NOT NULL, stream_id INTEGER NOT NULL, mask INTEGER NOT NULL,
-      PRIMARY KEY (type, app_id, stream_id, mask)) WITHOUT ROWID`);
+    if ((this.log.state("ahead_until") ?? 0) > this.log.applied()) {
+      for (const ws of ctx.getWebSockets()) {
+        const after = attachmentOf(ws)?.ahead;
+        if (after !== undefined && after > this.log.applied()) this.ahead.set(ws, after);
+      }
+    }
+  }
+
+  /** The ring this hub knows (the relay tells it; a connect or delivery may carry a newer one). */
+  private ring(): RingSeat {
+    const count = this.log.state("ring_count");
+    const index = this.log.state("ring_index") ?? -1;
+    return count === null ? { ...FIRST_RING, index } : { count, version: this.log.state("ring_version") ?? 0, index };
   }
 
   /** The WebSocket upgrade of `GET /v1/app`, forwarded by the Worker with the stream in `X-Stream`. */
   override async fetch(request: Request): Promise<Response> {
     const stream = JSON.parse(request.headers.get("X-Stream") ?? "null") as AppStreamConnect | null;
     if (!stream || request.headers.get("Upgrade")?.toLowerCase() !== "websocket") return new Response(null, { status: 400 });
+    const ring = newer(this.ring(), stream.seat);
+    if (stream.seat.index >= ring.count || appHubIndex(stream.appId, stream.key, ring.count) !== stream.seat.index) {
+      // Routed under an older ring: the key lives elsewhere now. The Worker re-routes by this ring
+      // (src/events/app-ring.ts); a client only sees close code 4004 if that fails too.
+      return Response.json({ ring: { count: ring.count, version: ring.version } }, { status: 409, headers: { "X-Stream-Moved": "1" } });
+    }
     const tag = keyTag(stream.appId, stream.key);
     if (this.ctx.getWebSockets(tag).filter(isOpen).length >= MORE_LIMITS.connectionsPerStreamKey) {
       const message = `Too Many Requests: app stream '${stream.key}' already has ${MORE_LIMITS.connectionsPerStreamKey} connections`;
       return Response.json({ meta: { code: 429, error_message: message } }, { status: 429 });
     }
+    // A `since` ahead of this hub (another hub sent it first) must have been sent by the relay.
+    let check = stream.since === undefined ? null : this.log.checkSince(stream.appId, stream.key, stream.since);
+    if (check && "ahead" in check) {
+      const { sendingThrough } = await streamRelay(this.env).ringInfo();
+      if (check.ahead > sendingThrough) check = { gap: "unknown" };
+      else if (stream.since !== undefined) check = this.log.checkSince(stream.appId, stream.key, stream.since); // this hub may have caught up meanwhile
+    }
 
     // From here to the first replayed chunk nothing awaits: no event can slip between the
-    // cursor read here and the switch to live.
-    const replay = this.buffer.open(tag);
-    this.buffer.setRetireAt(replay.id, null);
+    // position read here and the switch to live.
+    const applied = this.log.applied();
+    const gap: ReplayGap | undefined = check && "gap" in check ? check.gap : undefined;
+    const after = check && "after" in check ? check.after : check && "ahead" in check ? check.ahead : applied;
     const mask = typeMask(stream.objectTypes);
-    this.listen(replay.id, stream.appId, mask);
-    const start = this.buffer.resumeFrom(replay, stream.since);
+    this.ctx.storage.sql.exec("INSERT OR IGNORE INTO app_groups (app_id, mask) VALUES (?, ?)", stream.appId, mask);
 
     const { 0: client, 1: server } = new WebSocketPair();
-    this.ctx.acceptWebSocket(server, [tag, groupTag(replay.id, mask)]);
-    const connectionId = randomId();
+    this.ctx.acceptWebSocket(server, [tag, groupTag(stream.appId, mask)]);
     const params = stream.params ?? {};
-    server.serializeAttachment({ connectionId, streamId: replay.id, mask, params, at: Date.now() } satisfies Attachment);
+    const attachment: Attachment = { connectionId: randomId(), appId: stream.appId, key: stream.key, mask, params, at: Date.now() };
+    if (check && "ahead" in check) {
+      attachment.ahead = after;
+      this.ahead.set(server, after);
+      this.log.setState("ahead_until", Math.max(after, this.log.state("ahead_until") ?? 0));
+    }
+    server.serializeAttachment(attachment);
     const meta = {
-      connection_id: connectionId,
+      connection_id: attachment.connectionId,
       stream: { key: stream.key, endpoint: stream.endpoint, object_types: stream.objectTypes },
-      cursor: String(start.after),
-      ...(start.gap ? { replay_gap: start.gap } : {}),
+      cursor: String(after),
+      ...(gap ? { replay_gap: gap } : {}),
     };
     server.send(JSON.stringify({ meta }));
-    if (stream.since !== undefined && !start.gap) {
-      const accept = (type: string) => (typeMask([type]) & mask) !== 0;
-      this.ctx.waitUntil(this.catchUp.start(server, replay.id, start.after, accept, (frame) => shapeFrame(frame, params)));
+    if (check && "after" in check) {
+      const read = (position: number, limit: number) => this.log.read(position, limit, mask, stream.appId);
+      this.ctx.waitUntil(this.catchUp.start(server, after, read, (frame) => shapeFrame(frame, params)));
     }
     await armAlarm(this.ctx, idleDeadline());
     return new Response(null, { status: 101, webSocket: client });
   }
 
   /**
-   * Indexes a new socket group of a key by its types. Groups of the key that no open socket
-   * belongs to any more are dropped first: the key's latest types (a PUT) replace them.
+   * Stores each event once (a sequence applied before is skipped: a relay repeat) and sends it
+   * to the socket groups that take it; returns how many sends were made. `seat`: this hub's
+   * place in the ring the relay delivers under (a newer ring is adopted first).
    */
-  private listen(streamId: number, appId: number, mask: number): void {
-    const sql = this.ctx.storage.sql;
-    for (const { mask: old } of sql.exec<{ mask: number }>("SELECT DISTINCT mask FROM listening WHERE stream_id = ?", streamId).toArray()) {
-      if (old !== mask && !this.ctx.getWebSockets(groupTag(streamId, old)).some(isOpen)) {
-        sql.exec("DELETE FROM listening WHERE stream_id = ? AND mask = ?", streamId, old);
-      }
-    }
-    for (let bit = 0; bit < OBJECT_TYPES.length; bit++) {
-      if (mask & (1 << bit)) {
-        sql.exec("INSERT OR IGNORE INTO listening (type, app_id, stream_id, mask) VALUES (?, ?, ?, ?)", 1 << bit, appId, streamId, mask);
-      }
-    }
-  }
-
-  /**
-   * Stores and numbers each event for the keys listening for its type (and app), then sends it
-   * to their live sockets; returns how many sends were made.
-   */
-  async publish(events: AppHubEvent[]): Promise<number> {
+  async publish(events: AppHubEvent[], seat?: RingSeat): Promise<number> {
+    if (seat && seat.version > this.ring().version) this.adoptRing(seat);
     const sql = this.ctx.storage.sql;
     const now = Date.now();
     let sent = 0;
     let stored = false;
     for (const e of events) {
-      const rows = (
-        e.appIds === null
-          ? sql.exec<{ stream_id: number; mask: number }>("SELECT stream_id, mask FROM listening WHERE type = ?", e.mask)
-          : sql.exec<{ stream_id: number; mask: number }>(
-              "SELECT stream_id, mask FROM listening WHERE type = ? AND app_id IN (SELECT value FROM json_each(?))",
-              e.mask,
-              JSON.stringify(e.appIds),
-            )
-      ).toArray();
-      if (!rows.length) continue;
+      if (!this.log.append(e, now)) continue;
       stored = true;
-      const streams = [...new Set(rows.map((r) => r.stream_id))];
-      const extra = e.meta || undefined;
-      const cursors = this.buffer.append(this.buffer.store(e.event, now), now, streams.map((id) => ({ id, extra })), e.seq);
-      for (const { stream_id: streamId, mask } of rows) {
-        const cursor = cursors.get(streamId);
-        const sockets = cursor === undefined ? [] : this.ctx.getWebSockets(groupTag(streamId, mask)); // no cursor: applied before (a relay repeat)
-        if (!sockets.length) continue;
-        const frame = frameText(e.event, cursor!, extra);
-        // The buffer keeps the event as published; each socket gets it rendered as it asked,
-        // shaped once per rendering.
-        const shaped = new Map<string, string>();
-        for (const ws of sockets) {
+      const groups = sql.exec<{ app_id: number; mask: number }>("SELECT app_id, mask FROM app_groups WHERE (mask & ?) <> 0", e.mask).toArray();
+      if (!groups.length) continue;
+      const frame = frameText(e.event, e.seq, e.meta || undefined);
+      // The log keeps the event as published; each socket gets it rendered as it asked, shaped once per rendering.
+      const shaped = new Map<string, string>();
+      for (const g of groups) {
+        if (e.appIds !== null && !e.appIds.includes(g.app_id)) continue;
+        for (const ws of this.ctx.getWebSockets(groupTag(g.app_id, g.mask))) {
           if (this.catchUp.has(ws)) continue;
-          const params = paramsOf(ws);
+          if (this.ahead.size && this.ahead.has(ws)) {
+            if (e.seq <= this.ahead.get(ws)!) continue;
+            this.ahead.delete(ws);
+          }
+          const params = attachmentOf(ws)?.params ?? {};
           const key = shapeKey(params);
           if (!shaped.has(key)) shaped.set(key, shapeFrame(frame, params));
           try {
@@ -180,19 +183,57 @@ export class AppStreamHub extends DurableObject<Env> {
     return sent;
   }
 
-  /** Closes the connections of deleted streams and forgets their buffers; returns how many were closed. */
+  /** Closes the connections of deleted streams and marks their keys; returns how many were closed. */
   async closeStreams(appId: number, keys: string[]): Promise<number> {
     let closed = 0;
     for (const key of keys) {
-      const tag = keyTag(appId, key);
-      for (const ws of this.ctx.getWebSockets(tag)) {
+      for (const ws of this.ctx.getWebSockets(keyTag(appId, key))) {
         closeQuietly(ws, CLOSE.deleted);
         closed++;
       }
-      const replay = this.buffer.find(tag);
-      if (replay !== undefined) this.retire(replay);
+      this.log.closeKey(appId, key);
     }
     return closed;
+  }
+
+  /** The relay changed the ring: closes the sockets of keys this hub no longer owns (4004); returns how many. */
+  async setRing(seat: RingSeat): Promise<number> {
+    return seat.version >= this.ring().version ? this.adoptRing(seat) : 0;
+  }
+
+  private adoptRing(seat: RingSeat): number {
+    this.log.setState("ring_count", seat.count);
+    this.log.setState("ring_version", seat.version);
+    this.log.setState("ring_index", seat.index);
+    const leaving = seat.index >= seat.count;
+    if (leaving) this.log.clear();
+    let closed = 0;
+    for (const ws of this.ctx.getWebSockets()) {
+      const a = attachmentOf(ws);
+      if (!a || (!leaving && appHubIndex(a.appId, a.key, seat.count) === seat.index)) continue;
+      closeQuietly(ws, CLOSE.moved);
+      closed++;
+    }
+    return closed;
+  }
+
+  /** A page of the log for a hub joining the ring (the first page, `after` 0, carries the log's state). */
+  async exportLog(after: number, limit: number): Promise<{ rows: LogRow[]; state?: LogState }> {
+    return this.log.exportRows(after, limit);
+  }
+
+  /** Takes a page of another hub's log (a first page, with `state`, replaces this one's). */
+  async importLog(rows: LogRow[], state?: LogState): Promise<void> {
+    this.log.importRows(rows, state);
+    if (rows.length && !this.trimArmed) {
+      this.trimArmed = true;
+      await armAlarm(this.ctx, Date.now() + REPLAY_TRIM_MS);
+    }
+  }
+
+  /** What this hub holds, for tests and operators. */
+  async status(): Promise<{ applied: number; floor: number | null; ring: RingSeat; sockets: number }> {
+    return { applied: this.log.applied(), floor: this.log.state("floor"), ring: this.ring(), sockets: this.ctx.getWebSockets().length };
   }
 
   override async webSocketMessage(ws: WebSocket): Promise<void> {
@@ -201,46 +242,23 @@ export class AppStreamHub extends DurableObject<Env> {
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
     completeClose(ws, code, reason);
-    await this.dropped(ws, Date.now());
+    this.ahead.delete(ws);
   }
 
   override async webSocketError(ws: WebSocket): Promise<void> {
-    await this.dropped(ws, Date.now());
+    this.ahead.delete(ws);
   }
 
-  /** A socket went away: when it was its key's last, the key keeps buffering for the window only. */
-  private async dropped(ws: WebSocket, now: number): Promise<void> {
-    const { streamId } = ws.deserializeAttachment() as Attachment;
-    if (this.openSockets(streamId)) return;
-    const retireAt = now + this.limits.seconds * 1000;
-    this.buffer.setRetireAt(streamId, retireAt);
-    await armAlarm(this.ctx, retireAt);
-  }
-
-  private openSockets(streamId: number): boolean {
-    const sql = this.ctx.storage.sql;
-    const masks = sql.exec<{ mask: number }>("SELECT DISTINCT mask FROM listening WHERE stream_id = ?", streamId).toArray();
-    return masks.some(({ mask }) => this.ctx.getWebSockets(groupTag(streamId, mask)).some(isOpen));
-  }
-
-  private retire(streamId: number): void {
-    this.buffer.retire(streamId);
-    this.ctx.storage.sql.exec("DELETE FROM listening WHERE stream_id = ?", streamId);
-  }
-
-  /**
-   * Closes idle sockets; starts the retention of keys left without sockets (closed now, or lost
-   * in a restart without a close event); retires keys nobody reconnected to in time; trims.
-   */
+  /** Closes idle sockets; drops socket groups nobody is in any more; trims the log to the window. */
   override async alarm(): Promise<void> {
     const now = Date.now();
     const next = closeIdleSockets(this.ctx, now);
-    for (const streamId of this.buffer.connected()) {
-      if (!this.openSockets(streamId)) this.buffer.setRetireAt(streamId, now + this.limits.seconds * 1000);
+    const sql = this.ctx.storage.sql;
+    for (const g of sql.exec<{ app_id: number; mask: number }>("SELECT app_id, mask FROM app_groups").toArray()) {
+      if (!this.ctx.getWebSockets(groupTag(g.app_id, g.mask)).some(isOpen)) sql.exec("DELETE FROM app_groups WHERE app_id = ? AND mask = ?", g.app_id, g.mask);
     }
-    for (const streamId of this.buffer.expired(now)) this.retire(streamId);
-    this.buffer.trim(now, this.limits);
-    const at = Math.min(next, this.buffer.hasStreams() ? now + REPLAY_TRIM_MS : Infinity);
+    this.log.trim(now, this.limits);
+    const at = Math.min(next, this.log.hasEvents() ? now + REPLAY_TRIM_MS : Infinity);
     if (at !== Infinity) await this.ctx.storage.setAlarm(Math.max(at, now + 1000));
   }
 }

@@ -24,8 +24,9 @@ interface StreamRow extends Record<string, SqlStorageValue> {
 const toStream = (r: StreamRow): ReplayStream => ({ id: r.id, floor: r.floor, trimmed: r.trimmed, last: r.last, retireAt: r.retire_at });
 
 /**
- * The replay buffer of one hub, in the object's own SQLite storage (so it survives eviction and
- * restarts). A *stream* is what a cursor counts: an app stream key, or a user stream connection.
+ * The replay buffer of one user stream hub, in the object's own SQLite storage (so it survives
+ * eviction and restarts). A *stream* is what a cursor counts: a user stream connection (app stream
+ * hubs keep one log of outbox sequences instead: src/objects/app-event-log.ts).
  * Each event is stored once (`replay_events`); each stream that received it gets an entry with
  * its next cursor (`replay_entries`, contiguous per stream: `trimmed + 1 .. last`). Trimming keeps
  * an entry while it is younger than the window OR among its stream's newest `events`; a stream

@@ -4,6 +4,8 @@ import { rowsAfter, trimOutbox, type OutboxRow } from "../events/outbox";
 import { renderFromRefs } from "../events/outbox-render";
 import { sendToSink, type StampedEvent } from "../events/publish";
 import { replayLimits } from "../events/replay";
+import { appHubAt, configuredAppHubs, FIRST_RING, MAX_APP_STREAM_HUBS, type AppRing } from "../events/hubs";
+import type { AppStreamHub } from "./app-stream-hub";
 import { armAlarm } from "./socket-idle";
 
 /** Rows read and delivered per step. */
@@ -29,6 +31,7 @@ const retryDelay = (failures: number) => Math.min(30_000, 500 * 2 ** Math.min(fa
  *   HAND_OFF_WAIT_MS; then the relay renders it from its reference.
  * - A failed delivery is retried by alarm with growing delays; nothing after it overtakes it.
  * - Delivered rows past the replay window are trimmed.
+ * - It holds the active app hub ring and changes it between two deliveries (`applyRing`).
  *
  * Why a Durable Object and not Cloudflare Queues: a queue's consumer gets batches at least once
  * but with no order across batches (retries and concurrent consumers reorder), and a message is
@@ -52,6 +55,64 @@ export class StreamRelay extends DurableObject<Env> {
 
   private set cursor(seq: number) {
     this.ctx.storage.kv.put("cursor", seq);
+  }
+
+  /** The active app hub ring (README "Streams: the app hub ring"). */
+  private get ring(): AppRing {
+    return (this.ctx.storage.kv.get<AppRing>("ring") ?? FIRST_RING) as AppRing;
+  }
+
+  /** The ring size wanted: pinned by `resize`, else the deployment's APP_STREAM_HUBS. */
+  private targetCount(): number {
+    return (this.ctx.storage.kv.get<number>("pinned") as number | undefined) ?? configuredAppHubs(this.env);
+  }
+
+  /**
+   * The active ring, and the highest sequence handed to the hubs so far (a cursor above it was
+   * never sent: hubs ask when a `since` is ahead of what they applied).
+   */
+  async ringInfo(): Promise<{ ring: AppRing; sendingThrough: number }> {
+    return { ring: this.ring, sendingThrough: Math.max(this.cursor, (this.ctx.storage.kv.get<number>("sending") ?? 0) as number) };
+  }
+
+  /**
+   * Operators and tests: pins the ring at `count` hubs (null: back to APP_STREAM_HUBS, the
+   * normal way) and applies it before the next delivery; returns the ring then active.
+   */
+  async resize(count: number | null): Promise<AppRing> {
+    if (count === null) this.ctx.storage.kv.delete("pinned");
+    else if (Number.isInteger(count) && count >= 1 && count <= MAX_APP_STREAM_HUBS) this.ctx.storage.kv.put("pinned", count);
+    else throw new Error(`ring size must be an integer from 1 to ${MAX_APP_STREAM_HUBS}`);
+    await this.run();
+    return this.ring;
+  }
+
+  /**
+   * Moves the app hub ring to the size wanted, between two deliveries (the caller holds the run):
+   * 1. growing: each new hub gets a copy of hub 0's log (every hub holds every app event), so it
+   *    can replay any key from where its old owner could;
+   * 2. the new ring becomes active: deliveries go to its hubs, the Worker routes connects by it;
+   * 3. every hub is told: it closes the sockets of keys it no longer owns (4004); a hub left out
+   *    of a smaller ring closes all and forgets its log. Until told, hubs learn it from the
+   *    next delivery or connect; a failed announcement is retried before the next delivery.
+   */
+  private async applyRing(): Promise<void> {
+    const current = this.ring;
+    const target = this.targetCount();
+    if (target !== current.count) {
+      for (let i = current.count; i < target; i++) await copyLog(appHubAt(this.env, 0), appHubAt(this.env, i));
+      const next = { count: target, version: current.version + 1 };
+      this.ctx.storage.kv.put("ring", next);
+      this.ctx.storage.kv.put("ring_span", Math.max(current.count, target, (this.ctx.storage.kv.get<number>("ring_span") ?? 0) as number));
+      console.log(JSON.stringify({ event: "app hub ring changed", from: current.count, to: target, version: next.version }));
+    }
+    const ring = this.ring;
+    if (((this.ctx.storage.kv.get<number>("announced") ?? 0) as number) >= ring.version) return;
+    const span = Math.max(ring.count, (this.ctx.storage.kv.get<number>("ring_span") ?? 0) as number);
+    const told = await Promise.allSettled(Array.from({ length: span }, (_, index) => appHubAt(this.env, index).setRing({ ...ring, index })));
+    const failed = told.filter((t) => t.status === "rejected");
+    if (failed.length) throw new Error(`${failed.length} app hub(s) not told of ring ${ring.version}: ${String((failed[0] as PromiseRejectedResult).reason)}`);
+    this.ctx.storage.kv.put("announced", ring.version);
   }
 
   /** A writer's hand-off after its commit: its rendered events (with their sequences). */
@@ -94,6 +155,14 @@ export class StreamRelay extends DurableObject<Env> {
   private async drain(): Promise<void> {
     const db = openDb(this.env);
     for (;;) {
+      try {
+        await this.applyRing();
+      } catch (e) {
+        this.failures++;
+        console.error(JSON.stringify({ error: "app hub ring change failed", failures: this.failures, detail: String(e) }));
+        await armAlarm(this.ctx, Date.now() + retryDelay(this.failures));
+        return;
+      }
       const rows = await rowsAfter(db, this.cursor, STEP);
       if (!rows.length) break;
       const ready = await this.eventsOf(db, rows);
@@ -102,7 +171,8 @@ export class StreamRelay extends DurableObject<Env> {
         return;
       }
       try {
-        await sendToSink(this.env, ready.map((r) => r.event).filter((e): e is StampedEvent => e !== null));
+        this.ctx.storage.kv.put("sending", ready[ready.length - 1].seq);
+        await sendToSink(this.env, ready.map((r) => r.event).filter((e): e is StampedEvent => e !== null), this.ring);
         this.failures = 0;
       } catch (e) {
         this.failures++;
@@ -156,5 +226,19 @@ export class StreamRelay extends DurableObject<Env> {
       for (const o of out) if (bySeq.has(o.seq)) o.event = bySeq.get(o.seq) ?? null;
     }
     return out;
+  }
+}
+
+/** Pages of a log copied per call when a hub joins the ring. */
+const COPY_PAGE = 500;
+
+/** Replaces `to`'s event log with a copy of `from`'s. */
+async function copyLog(from: DurableObjectStub<AppStreamHub>, to: DurableObjectStub<AppStreamHub>): Promise<void> {
+  let after = 0;
+  for (let first = true; ; first = false) {
+    const page = await from.exportLog(after, COPY_PAGE);
+    await to.importLog(page.rows, first ? page.state : undefined);
+    if (page.rows.length < COPY_PAGE) return;
+    after = page.rows[page.rows.length - 1].seq;
   }
 }

@@ -67,7 +67,7 @@ export class UserStreamHub extends DurableObject<Env> {
     super(ctx, env);
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
     this.buffer = new ReplayBuffer(ctx.storage.sql);
-    this.catchUp = new CatchUp(this.buffer);
+    this.catchUp = new CatchUp();
     this.limits = replayLimits(env);
     this.conns = new Connections(ctx.storage.sql);
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS ended (id TEXT PRIMARY KEY, reason TEXT NOT NULL, at INTEGER NOT NULL)");
@@ -109,7 +109,7 @@ export class UserStreamHub extends DurableObject<Env> {
     this.ctx.acceptWebSocket(server, [connectionTag(conn.id), tokenTag(who.tokenId)]);
     server.serializeAttachment({ connectionId: conn.id, at: Date.now() } satisfies Attachment);
     server.send(JSON.stringify({ meta: { connection_id: conn.id, cursor: String(start.after), ...(start.gap ? { replay_gap: start.gap } : {}) } }));
-    if (who.resume?.since !== undefined && !start.gap) this.ctx.waitUntil(this.catchUp.start(server, conn.streamId, start.after));
+    if (who.resume?.since !== undefined && !start.gap) this.ctx.waitUntil(this.catchUp.start(server, start.after, (after, limit) => this.buffer.read(conn.streamId, after, limit)));
     await armAlarm(this.ctx, idleDeadline());
     if (!who.resume) {
       // Rows of connections this object no longer knows (e.g. ended while D1 was unreachable) go now.

@@ -1,6 +1,10 @@
 import { expect } from "vitest";
 import { appToken, call, makeApp, makeUser, openStream, userToken, type StreamSocket } from "../helpers";
+import { env } from "cloudflare:test";
 import { DB } from "../db";
+import { openDb } from "../../src/db";
+import { appendEvents } from "../../src/events/outbox";
+import { streamRelay, type StampedEvent } from "../../src/events/publish";
 
 /** Helpers shared by the stream test files (streams.test.ts, stream-replay.test.ts, stream-resume.test.ts, markers.test.ts). */
 
@@ -69,4 +73,24 @@ export async function waitForEvents(s: StreamSocket, n: number, timeoutMs = 20_0
     if (Date.now() > deadline) throw new Error(`${eventsOf(s).length} of ${n} events arrived within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** Events handed to the stream hubs as a write's would be: recorded in the outbox, then delivered by the relay. */
+export async function viaRelay(events: StampedEvent[]): Promise<void> {
+  const recorded = await appendEvents(openDb(env), events);
+  await streamRelay(env).poke(recorded);
+}
+
+/** The outbox sequence of each post event about these posts, in order (an app stream's `meta.id`). */
+export async function postSeqs(postIds: string[]): Promise<string[]> {
+  const rows = (await DB.prepare("SELECT id, ref FROM stream_outbox WHERE type = 'post' ORDER BY id").all<any>()).results;
+  const seqOf = new Map<string, string>();
+  for (const r of rows) if (r.ref && !seqOf.has(String(JSON.parse(r.ref).id))) seqOf.set(String(JSON.parse(r.ref).id), String(r.id));
+  return postIds.map((id) => seqOf.get(id) ?? "missing");
+}
+
+/** Asserts positions that only grow (no repeat, no step back). */
+export function expectIncreasing(ids: (string | number)[]) {
+  const n = ids.map(Number);
+  expect(n.slice(1).every((x, i) => x > n[i]), `not increasing: ${n.join(",")}`).toBe(true);
 }

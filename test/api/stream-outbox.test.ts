@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { streamRelay } from "../../src/events/publish";
 import { call, makeUser, userToken, type StreamSocket } from "../helpers";
 import { DB } from "../db";
-import { ALL_SCOPES, appStream, eventsOf, socket, userStream, waitForEvents } from "./stream-fixtures";
+import { ALL_SCOPES, appStream, eventsOf, expectIncreasing, socket, userStream, waitForEvents } from "./stream-fixtures";
 
 /** A user who posts; `skipPoke` plays a writer that dies right after its commit (no hand-off to the relay). */
 async function poster(app: Parameters<typeof userToken>[0]) {
@@ -94,7 +94,9 @@ describe("stream outbox and relay", () => {
     await waitForEvents(back, 2);
     await new Promise((r) => setTimeout(r, 300));
     expect(texts(back)).toEqual(["acknowledged, never handed over", "after the restart"]);
-    expect(eventsOf(back).map((f) => Number(f.meta.id))).toEqual([Number(cursor) + 1, Number(cursor) + 2]);
+    // meta.id is each event's outbox sequence: the lost write's own row, then the next post's.
+    expect(eventsOf(back)[0].meta.id).toBe(String(row.id));
+    expectIncreasing([cursor, ...eventsOf(back).map((f) => f.meta.id)]);
     expect(eventsOf(back)[0].data[0]).toMatchObject({ id: lostId, user: { id: expect.any(String) }, you_bookmarked: false });
     back.ws.close(1000);
   });
@@ -141,7 +143,7 @@ describe("stream outbox and relay", () => {
     await back.next();
     await waitForEvents(back, 1);
     const [frame] = eventsOf(back);
-    expect(frame.meta).toEqual({ ...live.meta, id: String(Number(live.meta.id) + 1), timestamp: frame.meta.timestamp });
+    expect(frame.meta).toEqual({ ...live.meta, id: String(row.id), timestamp: frame.meta.timestamp });
     expect(frame.data[0]).toMatchObject({ id: lostId, channel_id: channel.body.data.id, content: { text: "never handed over" } });
     back.ws.close(1000);
   });
@@ -182,12 +184,13 @@ describe("stream outbox and relay", () => {
     await waitForEvents(back, 4);
     await new Promise((r) => setTimeout(r, 300));
     const got = eventsOf(back);
-    expect(got.map((f) => [f.meta.type, f.meta.is_deleted ?? false, Number(f.meta.id)])).toEqual([
-      ["post", false, cursor + 1],
-      ["post", true, cursor + 2],
-      ["follow", false, cursor + 3],
-      ["bookmark", false, cursor + 4],
+    expect(got.map((f) => [f.meta.type, f.meta.is_deleted ?? false, f.meta.id])).toEqual([
+      ["post", false, String(rows[0].id)],
+      ["post", true, String(rows[1].id)],
+      ["follow", false, String(rows[2].id)],
+      ["bookmark", false, String(rows[3].id)],
     ]);
+    expect(Number(rows[0].id)).toBeGreaterThan(cursor);
     expect(got[0].data[0]).toMatchObject({ user: { id: actor.user.id }, repost_of: { id: original, content: { text: "to be reposted" } } });
     expect(got[1].data[0]).toMatchObject({ id: doomed, is_deleted: true });
     expect(got[2].data).toMatchObject({ user: { id: actor.user.id }, followed_user: { id: author.user.id } });

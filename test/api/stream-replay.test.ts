@@ -1,12 +1,11 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { deliverEvents } from "../../src/events/deliver";
-import { appHubFor } from "../../src/events/hubs";
+import { appHubFor } from "../../src/events/app-ring";
 import { REPLAY_DEFAULTS } from "../../src/events/replay";
-import { ReplayBuffer } from "../../src/objects/replay-buffer";
+import { AppEventLog } from "../../src/objects/app-event-log";
 import { armAlarm } from "../../src/objects/socket-idle";
 import { call, makeUser, userToken, type StreamSocket } from "../helpers";
-import { ALL_SCOPES, appStream, appWithToken, createStream, eventsOf, ofType, socket, waitForEvents } from "./stream-fixtures";
+import { ALL_SCOPES, appStream, appWithToken, createStream, eventsOf, expectIncreasing, ofType, postSeqs, socket, viaRelay, waitForEvents } from "./stream-fixtures";
 
 /** A user who posts, and a function writing numbered posts (`n` distinct texts). */
 async function poster(app: Parameters<typeof userToken>[0]) {
@@ -29,25 +28,23 @@ async function resume(token: string, key: string, since: string) {
 const cursorsOf = (s: StreamSocket) => eventsOf(s).map((f) => Number(f.meta.id));
 const postIdsOf = (frames: any[]) => frames.map((f) => f.data[0].id);
 
-/** Asserts cursors that grow by exactly one from frame to frame. */
-function expectContiguous(cursors: number[]) {
-  expect(cursors.slice(1).map((c, i) => c - cursors[i])).toEqual(cursors.slice(1).map(() => 1));
-}
-
 describe("app stream replay", () => {
-  it("numbers events per key: meta.id grows by one, the first frame carries the cursor", async () => {
+  it("numbers events by their outbox sequence: meta.id grows in order, the first frame carries the cursor", async () => {
     const { app, s } = await appStream(["post"], "numbered");
     const cursor = Number(s.frames[0].meta.cursor);
     const { post } = await poster(app);
-    for (let i = 0; i < 3; i++) await post(`numbered ${i}`);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push(await post(`numbered ${i}`));
     await waitForEvents(s, 3);
-    expect(cursorsOf(s)).toEqual([cursor + 1, cursor + 2, cursor + 3]);
+    expect(eventsOf(s).map((f) => f.meta.id)).toEqual(await postSeqs(ids));
+    expect(cursorsOf(s)[0]).toBeGreaterThan(cursor);
+    expectIncreasing(cursorsOf(s));
     s.ws.close(1000);
   });
 
   it("after a disconnect during 100 writes, replays exactly the missed events in order, then live ones", async () => {
     const { app, token, s: control } = await appStream(["post"], "resumed");
-    // The second connection of the same key shares its cursors: it drops and comes back.
+    // The second connection of the same key: it drops and comes back.
     const dropper = await socket("/app?key=resumed", token);
     await dropper.next();
     const { post } = await poster(app);
@@ -74,7 +71,8 @@ describe("app stream replay", () => {
     const missed = all.filter((f) => Number(f.meta.id) > Number(last));
     expect(eventsOf(back)).toEqual(missed);
     expect(postIdsOf([...processed, ...eventsOf(back)])).toEqual(postIdsOf(all));
-    expectContiguous(cursorsOf(control));
+    expectIncreasing(cursorsOf(control));
+    expect(cursorsOf(control)).toHaveLength(101);
     expect(eventsOf(back).at(-1).data[0].content.text).toBe("live after the replay");
     for (const x of [control, back]) x.ws.close(1000);
   });
@@ -95,30 +93,38 @@ describe("app stream replay", () => {
     const frames = eventsOf(back);
     expect(postIdsOf(frames.slice(0, 100))).toEqual(ids);
     expect(frames[100].data[0].content.text).toBe("live");
-    expectContiguous([Number(seen.meta.id), ...frames.map((f) => Number(f.meta.id))]);
+    expectIncreasing([Number(seen.meta.id), ...frames.map((f) => Number(f.meta.id))]);
+    expect(frames.slice(0, 100).map((f) => f.meta.id)).toEqual(await postSeqs(ids));
     back.ws.close(1000);
   });
 
-  it("reports a cursor it never issued in the first frame, then goes on live", async () => {
+  it("reports a cursor never issued, or of the per-key numbering of earlier versions, in the first frame, then goes on live", async () => {
     const { app, token, s } = await appStream(["post"], "unknown");
     const { post } = await poster(app);
     await post("before");
-    // Delivery follows the response (through the outbox relay): the key has numbered it before the resumes.
-    await s.next(ofType("post", () => true));
+    // Delivery follows the response (through the outbox relay): the hub has it before the resumes.
+    const before = await s.next(ofType("post", () => true));
     s.ws.close(1000);
-    for (const since of ["999999999999", "abc", "-1"]) {
+    const cases = [
+      ["999999999999999", "unknown"], // beyond anything the relay sent
+      ["abc", "unknown"],
+      ["-1", "unknown"],
+      ["57", "expired"], // a per-key cursor of an earlier version: below the outbox numbering
+    ];
+    for (const [since, gap] of cases) {
       const { s: back, first } = await resume(token, "unknown", since);
-      expect(first.meta).toMatchObject({ replay_gap: "unknown", cursor: expect.stringMatching(/^\d+$/) });
+      expect(first.meta).toMatchObject({ replay_gap: gap, cursor: expect.stringMatching(/^\d+$/) });
+      expect(Number(first.meta.cursor)).toBeGreaterThanOrEqual(Number(before.meta.id));
       const id = await post(`live after ${since}`);
       const live = await back.next(ofType("post", (f) => f.data[0].id === id));
-      expect(Number(live.meta.id)).toBe(Number(first.meta.cursor) + 1);
+      expect([live.meta.id]).toEqual(await postSeqs([id]));
       expect(eventsOf(back)).toHaveLength(1);
       back.ws.close(1000);
       await back.closed;
     }
   });
 
-  it("keeps at least 10 minutes and 10,000 events per key, and reports a cursor older than the window", async () => {
+  it("keeps at least 10 minutes and 10,000 events per hub, and reports a cursor older than the window", async () => {
     const { app, token, s } = await appStream(["post"], "window");
     const { post } = await poster(app);
     for (let i = 0; i < 30; i++) await post(`window ${i}`);
@@ -126,9 +132,10 @@ describe("app stream replay", () => {
     const cursors = cursorsOf(s);
     s.ws.close(1000);
     await s.closed;
-    const hub = appHubFor(env, Number(app.id), "window");
+    const { hub } = await appHubFor(env, Number(app.id), "window");
+    // Nothing is published after the 30 posts: they are the hub's newest events.
     const trim = (now: number, limits = REPLAY_DEFAULTS) =>
-      runInDurableObject(hub, (_instance, state) => new ReplayBuffer(state.storage.sql).trim(now, limits));
+      runInDurableObject(hub, (_instance, state) => new AppEventLog(state.storage.sql).trim(now, limits));
 
     // Eleven minutes later the 30 events are still within the newest 10,000: all kept.
     await trim(Date.now() + 11 * 60_000);
@@ -169,7 +176,8 @@ describe("app stream replay", () => {
     watcher.s.ws.close(1000);
     await watcher.s.closed;
 
-    const hub = () => appHubFor(env, Number(app.id), "evicted");
+    const { seat } = await appHubFor(env, Number(app.id), "evicted");
+    const hub = () => env.APP_STREAM_HUB.getByName(`shard:${seat.index}`);
     await runInDurableObject(hub(), (instance) => Object.assign(instance, { marked: true }));
     await runInDurableObject(hub(), (_instance, state) => state.abort("evicted by the test")).catch(() => {});
     // A new instance over the same storage (the mark is gone); the aborted stub is broken, so a new one.
@@ -179,15 +187,18 @@ describe("app stream replay", () => {
     expect(first.meta.replay_gap).toBeUndefined();
     await waitForEvents(back, 20);
     expect(postIdsOf(eventsOf(back))).toEqual(ids);
-    expect(cursorsOf(back)[0]).toBe(Number(seen.meta.id) + 1);
+    expect(eventsOf(back).map((f) => f.meta.id)).toEqual(await postSeqs(ids));
     back.ws.close(1000);
   });
 
-  it("starts a deleted and re-created key's cursors above the old ones", async () => {
+  it("answers a cursor of a deleted stream with a gap on the re-created key, whose cursors are above it", async () => {
     const { app, token, s } = await appStream(["post"], "reborn");
     const { post } = await poster(app);
     await post("old stream");
     const old = await s.next(ofType("post", () => true));
+    // A later event of the old stream: `old` is a position strictly before the deletion.
+    await post("old stream, later");
+    await s.next(ofType("post", (f) => f.data[0].content.text === "old stream, later"));
     expect((await call("DELETE", "/streams/reborn", { token })).status).toBe(200);
     await s.closed;
     await createStream(token, { object_types: ["post"], key: "reborn" });
@@ -232,14 +243,14 @@ describe("user and channel presence events on app streams", () => {
     const channelId = Number(ch.body.data.id);
 
     const profile = { id: u.id, username: u.username };
-    await deliverEvents(env, [
+    await viaRelay([
       { type: "user", data: profile, timestamp: 1, route: { actorId: Number(u.id) } },
       { type: "user_channel_presence", data: [{ ...profile, presence: "here" }], timestamp: 2, route: { channelId } },
     ]);
     expect(await mine.s.next(ofType("user", () => true))).toEqual({ meta: { type: "user", id: expect.any(String), timestamp: 1 }, data: profile });
     expect((await mine.s.next(ofType("user_channel_presence", () => true))).data).toEqual([{ ...profile, presence: "here" }]);
     // A later event that the members' app may hear proves it had its chance at the first two.
-    await deliverEvents(env, [{ type: "user", data: { id: member.id }, timestamp: 3, route: { actorId: Number(member.id) } }]);
+    await viaRelay([{ type: "user", data: { id: member.id }, timestamp: 3, route: { actorId: Number(member.id) } }]);
     await members.s.next(ofType("user", (f) => f.data.id === member.id));
     expect(eventsOf(members.s).map((f) => f.data.id)).toEqual([member.id]);
     expect(eventsOf(stranger.s)).toEqual([]);
@@ -269,7 +280,7 @@ describe("hub alarms", () => {
     expect(sooner.set).toEqual([]);
   });
 
-  it("keeps an alarm scheduled while a hub buffers events, and retires keys nobody reconnected to", async () => {
+  it("keeps an alarm scheduled while a hub holds events, drops socket groups nobody is in, and still replays a key without sockets", async () => {
     const { app, token } = await appWithToken();
     await createStream(token, { object_types: ["post"], key: "retired" });
     const s = await socket("/app?key=retired", token);
@@ -279,16 +290,20 @@ describe("hub alarms", () => {
     const seen = await s.next(ofType("post", () => true));
     s.ws.close(1000);
     await s.closed;
-    const hub = appHubFor(env, Number(app.id), "retired");
+    const later = await post("while nobody listens");
+    const { hub } = await appHubFor(env, Number(app.id), "retired");
     const alarm = await runInDurableObject(hub, (_instance, state) => state.storage.getAlarm());
     expect(alarm).not.toBeNull();
-    // The retention of the key ran out: the next alarm retires it.
-    await runInDurableObject(hub, (_instance, state) => {
-      state.storage.sql.exec("UPDATE replay_streams SET retire_at = ? WHERE name = ?", Date.now() - 1, `k:${app.id}:retired`);
-    });
+    const groups = () =>
+      runInDurableObject(hub, (_instance, state) => state.storage.sql.exec("SELECT mask FROM app_groups WHERE app_id = ?", Number(app.id)).toArray().length);
+    expect(await groups()).toBe(1);
     expect(await runDurableObjectAlarm(hub)).toBe(true);
+    expect(await groups()).toBe(0);
+    // Nothing is kept per key: the log, not the key, bounds what a resume gets.
     const { s: back, first } = await resume(token, "retired", seen.meta.id);
-    expect(first.meta.replay_gap).toBe("expired");
+    expect(first.meta.replay_gap).toBeUndefined();
+    const missed = await back.next(ofType("post", () => true));
+    expect(missed.data[0].id).toBe(later);
     back.ws.close(1000);
   });
 });

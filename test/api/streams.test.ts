@@ -1,10 +1,10 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { deliverEvents } from "../../src/events/deliver";
-import { appHubFor, userHubFor } from "../../src/events/hubs";
+import { appHubFor } from "../../src/events/app-ring";
+import { userHubFor } from "../../src/events/hubs";
 import { OBJECT_TYPES } from "../../src/events/publish";
 import { actor, call, makeApp, makeUser, openStream, userToken, type StreamSocket } from "../helpers";
-import { ALL_SCOPES, appStream, appWithToken, createStream, ofType, rowsOf, socket, subscribe, userStream } from "./stream-fixtures";
+import { ALL_SCOPES, appStream, appWithToken, createStream, ofType, rowsOf, socket, subscribe, userStream, viaRelay } from "./stream-fixtures";
 
 describe("app stream management", () => {
   it("creates, lists, reads, updates and deletes streams", async () => {
@@ -211,7 +211,7 @@ describe("app stream events", () => {
     expect(presence.data[0].presence).toBe("writing tests");
 
     // No write publishes `user` (profile changes) or `user_channel_presence` yet: the sink itself.
-    await deliverEvents(env, [
+    await viaRelay([
       { type: "user", data: { id: u1.id, username: u1.username }, timestamp: 1, route: { actorId: Number(u1.id) } },
       { type: "user_channel_presence", data: [{ id: u1.id, presence: "here" }], timestamp: 2, route: { channelId: Number(chId) } },
     ]);
@@ -314,7 +314,7 @@ describe("app stream events", () => {
     const { app, token, s: quiet } = await appStream(["post"], "idle");
     const pinging = await socket("/app?key=idle", token);
     await pinging.next();
-    const hub = appHubFor(env, Number(app.id), "idle");
+    const { hub } = await appHubFor(env, Number(app.id), "idle");
     // Both sockets' last message moves 61 s into the past; then one of them pings.
     await runInDurableObject(hub, (_instance, state) => {
       for (const ws of state.getWebSockets(`k:${app.id}:idle`)) {
@@ -463,7 +463,7 @@ describe("user streams", () => {
     // user's own included), a profile change to the user's own /token subscriptions.
     const tokenSub = await subscribe("/token", token, cid);
     const presenceSub = await subscribe(`/channels/${ch}/presence`, token, cid);
-    await deliverEvents(env, [
+    await viaRelay([
       { type: "user_channel_presence", data: [{ id: user.id, presence: "here" }], timestamp: 5, route: { channelId: Number(ch) } },
       { type: "user", data: { id: user.id }, timestamp: 6, route: { actorId: Number(user.id) } },
     ]);

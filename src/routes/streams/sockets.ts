@@ -2,7 +2,8 @@ import { MORE_LIMITS } from "../../config";
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { APP_TOKEN, currentUser, userToken } from "../../auth/access";
-import { appHubFor, userHubFor } from "../../events/hubs";
+import { connectAppStream } from "../../events/app-ring";
+import { userHubFor } from "../../events/hubs";
 import { wakeRelay } from "../../events/publish";
 import { ApiError } from "../../http/errors";
 import { createRouter, defineRoute, errors } from "../../http/route";
@@ -65,7 +66,8 @@ export const streamSocketRoutes = createRouter()
       description:
         "`GET {stream_url}/v1/app?access_token=<app token>&key=<stream key>[&since=<cursor>]`. First frame: " +
         '`{"meta":{"connection_id","stream":{key, endpoint, object_types},"cursor","replay_gap"?}}`; then events ' +
-        '`{"meta":{type, id, timestamp, is_deleted?}, "data"}` where `id` is a cursor that grows by one per event of the key. ' +
+        '`{"meta":{type, id, timestamp, is_deleted?}, "data"}` where `id` is the event\'s global sequence (a decimal string; it grows, with gaps, in one order for every key and hub). ' +
+        "Close code 4004: the key moved to another hub; reconnect with `since`. " +
         "Connection parameters (`include_html`, `include_raw`, `include_<object>_raw`, …) shape every frame of the socket, replayed ones included. " +
         "At most 2 connections per stream key (a third: 429).",
       request: {
@@ -84,7 +86,7 @@ export const streamSocketRoutes = createRouter()
       const appId = c.var.auth!.app.id;
       const stream = await getAppStream(c.var.db, appId, key);
       if (!stream) throw ApiError.notFound(`no app stream with key '${key}'`);
-      const connect: AppStreamConnect = {
+      const connect: Omit<AppStreamConnect, "seat"> = {
         appId,
         key,
         objectTypes: stream.objectTypes,
@@ -93,7 +95,7 @@ export const streamSocketRoutes = createRouter()
         params: connectionParamsOf(c.req.query()),
       };
       if (since !== undefined) wakeRelay(c.env, c.executionCtx);
-      return (await appHubFor(c.env, appId, key).fetch(hubRequest("X-Stream", connect))) as never;
+      return (await connectAppStream(c.env, appId, key, (seat) => hubRequest("X-Stream", { ...connect, seat }))) as never;
     },
   )
   .openapi(

@@ -2,7 +2,8 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { APP_TOKEN } from "../../auth/access";
 import { MORE_LIMITS } from "../../config";
-import { appHubsFor, appStreamRegistryFor } from "../../events/hubs";
+import { activeAppRing } from "../../events/app-ring";
+import { appRingHubs, appStreamRegistryFor } from "../../events/hubs";
 import { OBJECT_TYPES } from "../../events/publish";
 import { ok } from "../../http/envelope";
 import { ApiError } from "../../http/errors";
@@ -64,7 +65,9 @@ const render = (c: Context<AppEnv>, s: Omit<AppStreamRecord, "position">, delete
 /** Closes the open connections of deleted streams (a failure is logged: the streams are gone either way). */
 async function disconnect(c: Context<AppEnv>, appId: number, keys: string[]): Promise<void> {
   try {
-    await Promise.all(appHubsFor(c.env, appId, keys).map(({ hub, keys: shardKeys }) => hub.closeStreams(appId, shardKeys)));
+    // Every hub: each can replay any key, so each must know the key's old cursors are void.
+    const ring = await activeAppRing(c.env, true);
+    await Promise.all(appRingHubs(c.env, ring).map(({ hub }) => hub.closeStreams(appId, keys)));
   } catch (e) {
     console.error(JSON.stringify({ error: "closing deleted app streams failed", app_id: appId, detail: String(e) }));
   }
