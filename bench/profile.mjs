@@ -28,6 +28,12 @@ export async function startProfile(port) {
   await call("Profiler.setSamplingInterval", { interval: 200 });
   await call("Profiler.start");
   return {
+    /** Stops sampling and returns the profile (nodes, samples, timeDeltas in µs). */
+    async stopRaw() {
+      const { result } = await call("Profiler.stop");
+      ws.close();
+      return result.profile;
+    },
     /** Stops sampling, writes the profile to `file` and returns the top self-time rows. */
     async stop(file, top = 40) {
       const { result } = await call("Profiler.stop");

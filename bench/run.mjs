@@ -13,6 +13,7 @@ import { Miniflare } from "miniflare";
 import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from "wrangler";
 import WebSocket from "ws";
 import { measureReplay } from "./replay.mjs";
+import { measureStreamLoad, printStreamLoad } from "./streams.mjs";
 import { SIZES, deriveStoredState, seedData } from "./seed.mjs";
 import { MIX_SIZES, seedMix } from "./mix-seed.mjs";
 import { READS, WRITES } from "./mix.mjs";
@@ -23,6 +24,8 @@ if (process.argv[2] === "soak") {
   await import("./soak.mjs");
   process.exit(0);
 }
+// `npm run bench -- streams`: only the stream load (bench/streams.mjs), on an unseeded database.
+const STREAMS_ALONE = process.argv[2] === "streams";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
@@ -37,6 +40,8 @@ const ONLY = process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(",").map((s) 
 const wanted = (name) => !ONLY || ONLY.some((o) => name.includes(o));
 // The mix (bench/mix.mjs): seeded and measured when it or one of its types is named.
 const mixOn = ["mix", "writes", ...Object.keys(READS), ...Object.keys(WRITES)].some(wanted);
+// The inspector is on for the profile and for the stream load (its hub CPU is also read from a profile).
+const INSPECTOR = PROFILE ? 9329 : STREAMS_ALONE || wanted("streams") ? await (await import("../scripts/pg/cluster.mjs")).freePort() : undefined;
 if (!PG && process.env.BENCH_DB && process.env.BENCH_DB !== "d1") throw new Error(`BENCH_DB must be "d1" or "pg", not "${process.env.BENCH_DB}"`);
 const ADMIN_TOKEN = "bench-admin-token";
 const env = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
@@ -71,7 +76,7 @@ function miniflareOptions(vars) {
     r2Persist: path.join(persist, "r2"),
     durableObjectsPersist: path.join(persist, "do"),
     cf: false,
-    ...(PROFILE ? { inspectorPort: 9329 } : {}),
+    ...(INSPECTOR ? { inspectorPort: INSPECTOR } : {}),
   };
 }
 const mf = new Miniflare(miniflareOptions({ RATE_LIMITS: "0" }));
@@ -104,11 +109,28 @@ for (let i = 0; i < 4; i++) {
   actors.push(user);
 }
 const appRow = await db.prepare(`SELECT id FROM apps WHERE client_id = '${app.client_id}'`).first();
+const scope = "basic email files follow messages public_messages polls presence stream write_post";
+// BENCH_STREAM_EVENTS (300 posts per hub CPU phase) and BENCH_STREAM_FANOUT ("1000,10000" followers): smaller for a quick look.
+const streamSizes = { events: Number(process.env.BENCH_STREAM_EVENTS ?? 300), fanout: (process.env.BENCH_STREAM_FANOUT ?? "1000,10000").split(",").map(Number), ...(process.env.BENCH_STREAM_PARTS ? { parts: process.env.BENCH_STREAM_PARTS.split(",") } : {}) };
+const streamLoad = () => measureStreamLoad({ url, db, adminToken: ADMIN_TOKEN, appId: appRow.id, scope, log, inspectorPort: INSPECTOR, build: path.join(outdir, "index.js"), ...streamSizes }).catch((e) => ({ skipped: `${e.stack ?? e}${e.cause ? ` (cause: ${e.cause.stack ?? e.cause})` : ""}` }));
+if (STREAMS_ALONE) {
+  const out = { started_at: new Date(started).toISOString(), backend: backend.id, stream_load: await streamLoad() };
+  await mf.dispose();
+  await pgBackend?.stop();
+  rmSync(persist, { recursive: true, force: true });
+  out.total_seconds = Math.round((Date.now() - started) / 1000);
+  log(`\nBackend: ${backend.label}`);
+  printStreamLoad(out.stream_load, log);
+  const file = `bench/results/streams-latest${PG ? "-pg" : ""}.json`;
+  mkdirSync(path.join(root, "bench/results"), { recursive: true });
+  writeFileSync(path.join(root, file), JSON.stringify(out, null, 2) + "\n");
+  log(`\nTotal ${out.total_seconds} s; wrote ${file}`);
+  process.exit(0);
+}
 log(`Seeding ${SIZES.users} users, ${SIZES.posts} posts, ${SIZES.messages} messages, ${SIZES.interactions} interactions, ${SIZES.presence} presences...`);
 let t0 = performance.now();
 const seeded = await seedData(db, { appId: appRow.id, actorIds: actors.map((a) => Number(a.id)), now });
 const seeding = { base_seconds: +((performance.now() - t0) / 1000).toFixed(1) };
-const scope = "basic email files follow messages public_messages polls presence stream write_post";
 let mixData;
 if (mixOn) {
   log(`Seeding the mix: ${Object.entries(MIX_SIZES).map(([k, v]) => `${v} ${k}`).join(", ")}...`);
@@ -203,7 +225,7 @@ for (const [i, f] of results.floors.entries()) if (i > 1 && !f.skipped) f.ratio_
 
 // 5b. The mix: every hot read type and ~15 % writes as 1,000 users, Zipf-skewed (bench/mix.mjs).
 if (mixOn) {
-  const profile = PROFILE ? await (await import("./profile.mjs")).startProfile(9329) : null;
+  const profile = PROFILE ? await (await import("./profile.mjs")).startProfile(INSPECTOR) : null;
   results.mix = await measureMix({ root, url, data: mixData, headers: CLIENT, connections: CONNECTIONS, seconds: DURATION, floor: oneRead.requests_per_s, wanted, log, tmp: persist });
   if (profile) {
     const summary = await profile.stop(path.join(root, "bench/results/mix.cpuprofile"));
@@ -211,6 +233,11 @@ if (mixOn) {
     for (const r of summary.top) log(`  ${(r.self_share * 100).toFixed(1).padStart(5)} %  ${r.fn}`);
   }
 }
+
+// 6a. Stream load (bench/streams.mjs): hub CPU per event by listening keys, user-stream fan-out to
+// 1,000 and 10,000 followers, relay throughput. First: its keys are deleted when done, while the
+// rows below leave theirs buffering for the replay window, which would load its baseline.
+results.stream_load = !wanted("streams") ? { skipped: "not in BENCH_ONLY" } : await streamLoad();
 
 // 6. Streams: time from one write to its event on every connected app stream socket.
 results.streams = !wanted("streams") ? { skipped: "not in BENCH_ONLY" } : await measureStreams().catch((e) => ({ skipped: String(e.message ?? e) }));
@@ -316,6 +343,7 @@ if (results.streams.skipped) log(`\nstreams: skipped: ${results.streams.skipped}
 else log(`\nstreams: one write to ${results.streams.sockets} app stream sockets: p50 ${results.streams.p50_ms} ms, p99 ${results.streams.p99_ms} ms (${results.streams.writes} writes)`);
 if (results.replay.skipped) log(`replay: skipped: ${results.replay.skipped}`);
 else log(`replay: ${results.replay.replay.events} missed events replayed on reconnect in ${results.replay.replay.ms} ms; one write to ${results.replay.fanout.sockets} sockets with a ${results.replay.fanout.replaying}-event replay running: p50 ${results.replay.fanout.p50_ms} ms, p99 ${results.replay.fanout.p99_ms} ms`);
+printStreamLoad(results.stream_load, log);
 log(`\nTotal ${results.total_seconds} s`);
 mkdirSync(path.join(root, "bench/results"), { recursive: true });
 const resultFile = `bench/results/latest${PG ? "-pg" : ""}.json`;

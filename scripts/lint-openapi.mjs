@@ -41,9 +41,9 @@ for (const name of readdirSync(routesDir).filter((n) => n.endsWith(".ts"))) {
     fileOf.set(`/v1${m[1]}`, [...new Set([...(fileOf.get(`/v1${m[1]}`) ?? []), `src/routes/${name}`])]);
   }
 }
-const unescape = (s) => s.replace(/~1/g, "/").replace(/~0/g, "~");
+const unescapePointer = (s) => s.replace(/~1/g, "/").replace(/~0/g, "~");
 function where(pointer) {
-  const [, p, method, ...rest] = pointer.replace(/^#\//, "").split("/").map(unescape);
+  const [, p, method, ...rest] = pointer.replace(/^#\//, "").split("/").map(unescapePointer);
   if (pointer.startsWith("#/paths/") && p) {
     const op = method && /^(get|put|post|delete|patch|head|options)$/.test(method) ? `${method.toUpperCase()} ${p}` : p;
     const detail = rest[0] === "parameters" ? ` parameter ${doc.paths[p]?.[method]?.parameters?.[rest[1]]?.name ?? rest[1]}` : "";

@@ -74,6 +74,32 @@ if (pgMode) {
 
 let passed = 0, failed = 0, skipped = 0;
 const failedFiles = [];
+const FAULT_TESTS = ["test/fault/kill-runtime.mjs"];
+
+/** Runs a Node script test; its combined output and exit status. */
+const runScript = (script, env = {}) =>
+  new Promise((resolve) => {
+    const child = spawn(process.execPath, [script], { env: { ...process.env, FORCE_COLOR: "0", ...env } });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (out += d));
+    child.on("close", (status) => resolve({ out: strip(out), status }));
+  });
+
+/** Adds a script's `N passed, N failed, N skipped` (its last line) to the totals and prints its line. */
+function count(script, run, name) {
+  const summary = run.out.trim().split("\n").pop();
+  const counts = /(\d+) passed, (\d+) failed, (\d+) skipped/.exec(summary);
+  if (counts) (passed += Number(counts[1])), (failed += Number(counts[2])), (skipped += Number(counts[3]));
+  else run.status === 0 ? passed++ : failed++;
+  if (run.status !== 0) {
+    failedFiles.push(script);
+    if (counts && !Number(counts[2])) failed++; // it failed to run at all
+    process.stdout.write(run.out + "\n");
+  }
+  console.log(`${run.status ? "FAIL" : "ok  "} ${name}  ${summary}`);
+  for (const note of run.out.split("\n").filter((l) => /skipped: |took [\d.]+ s| kills, /.test(l))) console.log(`     ${note.trim()}`);
+}
 try {
   for (const file of files) {
     const run = await runVitest(file, await backend.env(file));
@@ -93,6 +119,14 @@ try {
     // A file that skips cases for a missing prerequisite says so in a console line: show it.
     for (const note of run.out.split("\n").filter((l) => /cases skipped: /.test(l))) console.log(`     ${note.trim()}`);
   }
+  // Script tests that drive a runtime of their own from Node (test/fault: kill it hard, restart it),
+  // on this backend (Postgres: a clone of the template, as a test file gets). Each prints
+  // `<name>: N passed, N failed, N skipped` last.
+  for (const script of FAULT_TESTS.filter((f) => !filters.length || filters.some((x) => f.includes(x)))) {
+    const run = await runScript(script, await backend.env(script));
+    await backend.done();
+    count(script, run, path.basename(script, ".mjs"));
+  }
 } finally {
   await backend.stop();
 }
@@ -100,26 +134,8 @@ try {
 // own: `npm run lint:openapi`, `npm run test:browser`; the latter skips, saying so, without Chromium).
 if (!pgMode && !filters.length) {
   for (const [name, script] of [["OpenAPI lint", "scripts/lint-openapi.mjs"], ["browser tests", "test/browser/run.mjs"]]) {
-    const run = await new Promise((resolve) => {
-      // Screenshots go to a scratch folder: docs/ keeps the ones committed (npm run test:browser writes there).
-      const env = { ...process.env, FORCE_COLOR: "0", BROWSER_SCREENSHOTS_DIR: path.join(tmpdir(), "edge-social-screenshots") };
-      const child = spawn(process.execPath, [script], { env });
-      let out = "";
-      child.stdout.on("data", (d) => (out += d));
-      child.stderr.on("data", (d) => (out += d));
-      child.on("close", (status) => resolve({ out: strip(out), status }));
-    });
-    const summary = run.out.trim().split("\n").pop();
-    const browser = /(\d+) passed, (\d+) failed, (\d+) skipped/.exec(summary);
-    if (browser) (passed += Number(browser[1])), (failed += Number(browser[2])), (skipped += Number(browser[3]));
-    else run.status === 0 ? passed++ : failed++;
-    if (run.status !== 0) {
-      failedFiles.push(script);
-      if (browser && !Number(browser[2])) failed++; // it failed to run at all
-      process.stdout.write(run.out + "\n");
-    }
-    console.log(`${run.status ? "FAIL" : "ok  "} ${name}  ${summary}`);
-    for (const note of run.out.split("\n").filter((l) => /skipped: |took [\d.]+ s/.test(l))) console.log(`     ${note.trim()}`);
+    // Screenshots go to a scratch folder: docs/ keeps the ones committed (npm run test:browser writes there).
+    count(script, await runScript(script, { BROWSER_SCREENSHOTS_DIR: path.join(tmpdir(), "edge-social-screenshots") }), name);
   }
 }
 if (failedFiles.length) console.log(`\nFailed files:\n  ${failedFiles.join("\n  ")}`);

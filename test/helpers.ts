@@ -155,13 +155,13 @@ export async function openStream(path: string, token?: string): Promise<StreamSo
     pending.push(frame);
     const w = wake;
     wake = [];
-    w.forEach((f) => f());
+    for (const f of w) f();
   });
   ws.addEventListener("close", (e) => {
     onClose({ code: e.code, reason: e.reason });
     const w = wake;
     wake = [];
-    w.forEach((f) => f());
+    for (const f of w) f();
   });
   ws.accept();
   async function next(match: (frame: any) => boolean = () => true, timeoutMs = 5000): Promise<any> {

@@ -109,6 +109,15 @@ function publishAt(env: Env, ctx: { waitUntil(promise: Promise<unknown>): void }
   ctx.waitUntil(handOff(env, stamped, poke).catch((e) => console.error(JSON.stringify({ error: "event hand-off failed", detail: String(e) }))));
 }
 
+/**
+ * Pokes the relay with nothing: it delivers whatever the outbox holds after its cursor. Called by
+ * a stream socket that resumes (`since`): after a crash that is the first sign of clients coming
+ * back, and rows whose writer died before its poke should not wait for the relay's heartbeat.
+ */
+export function wakeRelay(env: Env, ctx: { waitUntil(promise: Promise<unknown>): void }): void {
+  ctx.waitUntil(streamRelay(env).poke([]).catch((e) => console.error(JSON.stringify({ error: "relay wake failed", detail: String(e) }))));
+}
+
 /** Records the events not reserved in the write's batch, then pokes the relay with all of them. */
 async function handOff(env: Env, events: StampedEvent[], poke: boolean): Promise<void> {
   const reserved = events.filter((e) => e.seq !== undefined);

@@ -132,6 +132,10 @@ export class StreamRelay extends DurableObject<Env> {
     const now = Date.now();
     const out: { seq: number; event: StampedEvent | null }[] = [];
     const toRender: OutboxRow[] = [];
+    // Every row of this read that lacks its rendering starts its wait now, not only the first: after
+    // a crash all rows not yet delivered lost theirs (`handed` is memory), and waiting for them one
+    // after the other held delivery back by a second per row (found by test/fault/kill-runtime.mjs).
+    for (const row of rows) if (!row.payload && !this.handed.has(row.id) && !this.waitingSince.has(row.id)) this.waitingSince.set(row.id, now);
     for (const row of rows) {
       const handed = this.handed.get(row.id);
       if (handed) {
@@ -142,8 +146,7 @@ export class StreamRelay extends DurableObject<Env> {
         out.push({ seq: row.id, event: { ...(JSON.parse(row.payload) as StampedEvent), seq: row.id } });
         continue;
       }
-      const since = this.waitingSince.get(row.id) ?? this.waitingSince.set(row.id, now).get(row.id)!;
-      if (now - since < HAND_OFF_WAIT_MS) break;
+      if (now - this.waitingSince.get(row.id)! < HAND_OFF_WAIT_MS) break;
       toRender.push(row);
       out.push({ seq: row.id, event: null });
     }

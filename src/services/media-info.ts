@@ -68,7 +68,7 @@ export async function mediaInfo(kind: Kind, mimeType: string, d: Detected, conte
   }
   const fileInfo = { mimeType: mimeType === "video/mpeg" ? "video/mp4" : mimeType, size: src.size };
   const options = { duration: true, skipCovers: true };
-  let meta;
+  let meta: Awaited<ReturnType<typeof parseBuffer>> | null;
   try {
     // Content held whole is parsed as a buffer; larger content streams through the parser.
     meta = src.head.length >= src.size ? await parseBuffer(src.head, fileInfo, options) : await parseWebStream(await src.stream(), fileInfo, options);

@@ -54,7 +54,7 @@ function tokenOf(v: unknown, field: string): string {
   return v;
 }
 
-function valueOf(v: unknown, field: string, keys: string): Record<string, unknown> {
+function objectValue(v: unknown, field: string, keys: string): Record<string, unknown> {
   if (!v || typeof v !== "object" || Array.isArray(v)) throw bad(field, `must be an object with ${keys}`);
   return v as Record<string, unknown>;
 }
@@ -75,13 +75,13 @@ export function findReplacements(raw: unknown, field = "raw"): { files: FileRef[
         if (!key.startsWith("+")) continue;
         const at = `${field}.${type}.${index}.${key}`;
         if (key === FILE_KEY) {
-          const v = valueOf(value, at, "file_id, file_token and format");
+          const v = objectValue(value, at, "file_id, file_token and format");
           const format = v.format;
           if (typeof format !== "string" || !(FORMATS as readonly string[]).includes(format)) throw bad(`${at}.format`, `must be one of ${FORMATS.join(", ")}`);
           if (format === "oembed" && type !== OEMBED_TYPE) throw bad(`${at}.format`, `oembed is only allowed in ${OEMBED_TYPE} items`);
           files.push({ field: at, type, index, id: idOf(v.file_id, `${at}.file_id`, "file"), token: tokenOf(v.file_token, `${at}.file_token`), format: format as Format });
         } else if (key === POLL_KEY) {
-          const v = valueOf(value, at, "poll_id and poll_token");
+          const v = objectValue(value, at, "poll_id and poll_token");
           polls.push({ field: at, type, index, id: idOf(v.poll_id, `${at}.poll_id`, "poll"), token: tokenOf(v.poll_token, `${at}.poll_token`) });
         } else if (key.startsWith(CORE_KEY_PREFIX)) {
           throw bad(at, `is not a replacement value; the known ones are ${FILE_KEY} and ${POLL_KEY}`);

@@ -1,13 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { actor, call, makeUser } from "../helpers";
-import { createChannel } from "../support/fixtures";
+import { createChannel, testClock } from "../support/fixtures";
 
 // Channel lifecycle as the reference's "Channel Lifecycle" and "Channel Subscribing" say:
 // deactivation, owner change, PATCH, who edits the full-access list, raw merging, and the marker
 // an unsubscribe deletes (issue 18).
 
-let clock = Math.floor(Date.now() / 1000) + 400_000;
-const tick = () => (clock += 4);
+const tick = testClock(400_000);
 
 const newChannel = (token: string, body: Record<string, unknown> = {}) => createChannel(token, body, { now: tick() });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { actor, call, makeUser } from "../helpers";
-import { createChannel, createMessage } from "../support/fixtures";
+import { createChannel, createMessage, dbCallsOf } from "../support/fixtures";
 
 // Channel lookups and lists (the reference's "Channel Lookup", "Channel Subscribing", "Channel
 // Search") and the general channel parameters, through the Worker (issue 18).
@@ -8,7 +8,6 @@ import { createChannel, createMessage } from "../support/fixtures";
 let clock = Math.floor(Date.now() / 1000) + 200_000;
 const tick = () => (clock += 4);
 const PM = "io.example.core.pm";
-const dbCalls = (res: { headers: Headers }) => Number(res.headers.get("x-debug-db-calls"));
 
 const newChannel = (token: string, body: Record<string, unknown> = {}) => createChannel(token, body, { now: tick() });
 
@@ -60,7 +59,7 @@ describe("GET /users/me/channels/subscribed (the inbox)", () => {
     expect(ids(inbox)).toEqual([c1.id, c2.id, empty.id]);
     expect(inbox.body.data[0]).toMatchObject({ recent_message_id: m1.id, has_unread: true, marker: { name: `channel:${c1.id}` }, has_sticky_messages: false });
     expect(inbox.body.meta.unread_counts).toEqual({ [PM]: 0, "io.example.core.chat": 2 });
-    expect(dbCalls(inbox)).toBe(2);
+    expect(dbCallsOf(inbox)).toBe(2);
 
     const p1 = await call("GET", "/users/me/channels/subscribed?count=2", { token: u.token });
     expect(ids(p1)).toEqual([c1.id, c2.id]);
@@ -116,7 +115,7 @@ describe("GET /users/me/channels/subscribed (the inbox)", () => {
     expect(plain.body.data[0].acl.write).not.toHaveProperty("users");
 
     const rich = await call("GET", "/users/me/channels/subscribed?include_recent_message=1&include_limited_users=1", { token: member.token, now: tick() });
-    expect(dbCalls(rich)).toBe(2);
+    expect(dbCallsOf(rich)).toBe(2);
     const got = rich.body.data[0];
     expect(got.recent_message).toMatchObject({ id: live.id, content: { text: "still here" } });
     expect(got.recent_deleted_message).toMatchObject({ id: gone.id, is_deleted: true });
@@ -135,7 +134,7 @@ describe("GET /users/me/channels/subscribed (the inbox)", () => {
     expect(single.body.data.recent_message.id).toBe(live.id);
     expect(single.body.data.acl.write.users.map((x: any) => x.id)).toEqual([member.user.id]);
     expect(single.body.data.marker).toEqual({ name: `channel:${ch.id}` });
-    expect(dbCalls(single)).toBe(2);
+    expect(dbCallsOf(single)).toBe(2);
     // include_marker defaults to 0 on a single channel.
     expect((await call("GET", `/channels/${ch.id}`, { token: member.token })).body.data).not.toHaveProperty("marker");
   });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { actor, call } from "../helpers";
+import { testClock } from "../support/fixtures";
 
 // Every channel call of a client library written for the public service (pnut-butter's
 // channels module), made as that library makes it: the same paths (including the older
@@ -7,8 +8,7 @@ import { actor, call } from "../helpers";
 // parameters turned to snake_case) and no body on PUT/DELETE. Each must succeed against /v1 (issue 18).
 
 const SCOPES = "basic stream messages public_messages";
-let clock = Math.floor(Date.now() / 1000) + 600_000;
-const tick = () => (clock += 4);
+const tick = testClock(600_000);
 
 describe("a client library's channel calls", { timeout: 60_000 }, () => {
   it("all succeed", async () => {

@@ -1,17 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { actor, call } from "../helpers";
-import { createPost } from "../support/fixtures";
+import { createPost, dbCallsOf, testClock } from "../support/fixtures";
 
 // Dynamic polling (reference how-to): a list asked with `since_id` carries `meta.deleted_ids` and
 // `meta.revised_ids`, the stream's posts (a channel's messages) deleted or revised after post
 // `since_id` was created, so that a polling client learns that what it shows changed.
 
-let clock = Math.floor(Date.now() / 1000);
-const tick = () => (clock += 4);
+const tick = testClock();
 type Actor = Awaited<ReturnType<typeof actor>>;
 
 const post = (a: Actor, text: string, extra: Record<string, unknown> = {}) => createPost(a, text, extra, { now: tick() });
-const dbCalls = (res: { headers: Headers }) => Number(res.headers.get("x-debug-db-calls"));
 
 describe("post streams with since_id: meta.deleted_ids and meta.revised_ids", { timeout: 60_000 }, () => {
   it("a poll since the newest post reports a revision and a delete made after the first poll", async () => {
@@ -51,7 +49,7 @@ describe("post streams with since_id: meta.deleted_ids and meta.revised_ids", { 
       const res = await call("GET", `${path}?since_id=${newest.id}`);
       expect(res.status, name).toBe(200);
       expect(res.body.data, name).toEqual([]);
-      expect(dbCalls(res), name).toBe(1);
+      expect(dbCallsOf(res), name).toBe(1);
       const deleted = (res.body.meta.deleted_ids ?? []) as string[];
       // The deleted post is in all but the thread of `old` (its own thread).
       expect(deleted.includes(gone.id), name).toBe(name !== "thread");
@@ -113,7 +111,7 @@ describe("GET /channels/{id}/messages with since_id: meta.deleted_ids", { timeou
     const res = await call("GET", `/channels/${ch.id}/messages?since_id=${newest.id}`);
     expect(res.status).toBe(200);
     expect(res.body.meta.deleted_ids).toEqual([gone.id]);
-    expect(dbCalls(res)).toBe(1);
+    expect(dbCallsOf(res)).toBe(1);
     // Another channel's poll does not hear of it.
     const other = (await call("POST", "/channels", { token: a.token, json: { type: "com.example.chat", acl: { read: { public: true } } }, now: tick() })).body.data;
     expect((await call("GET", `/channels/${other.id}/messages?since_id=${newest.id}`)).body.meta.deleted_ids).toBeUndefined();

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { actor, call, must } from "../helpers";
 import * as fx from "../fixtures/media";
+import { testClock } from "../support/fixtures";
 
 // File `attached_to` (the posts, polls and messages whose raw embeds the file, through a raw
 // replacement value; sampled, live ones, messages only of channels the viewer reads) and
 // `total_size` (the content plus its derived files, once complete), as the reference defines them.
 
-let clock = Math.floor(Date.now() / 1000);
-const tick = () => (clock += 4);
+const tick = testClock();
 const OEMBED = "io.example.core.oembed";
 const FILE = "+io.example.core.file";
 const SCOPES = "files write_post messages polls";

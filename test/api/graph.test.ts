@@ -2,12 +2,12 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { actor, appToken, call, makeApp, makeUser, userToken } from "../helpers";
 import { DB } from "../db";
+import { idsOf } from "../support/fixtures";
 
 // The social graph: follow, mute, block (issue 4).
 
 const SCOPES = "write_post stream follow";
 const user = async (id: string, token?: string) => (await call("GET", `/users/${id}`, { token })).body.data;
-const ids = (res: { body: any }) => (res.body.data as any[]).map((p) => p.id);
 
 describe("follow", { timeout: 60_000 }, () => {
   it("follows (the followed user comes back with you_follow), counts both sides, once; unfollow undoes it", async () => {
@@ -81,17 +81,17 @@ describe("mute", { timeout: 60_000 }, () => {
     const [a, b] = await Promise.all([actor(SCOPES), actor(SCOPES)]);
     await call("PUT", `/users/${b.user.id}/follow`, { token: a.token });
     const p = (await call("POST", "/posts", { token: b.token, json: { text: "muted words" } })).body.data;
-    expect(ids(await call("GET", "/posts/streams/me", { token: a.token }))).toContain(p.id);
+    expect(idsOf(await call("GET", "/posts/streams/me", { token: a.token }))).toContain(p.id);
     const res = await call("PUT", `/users/${b.user.id}/mute`, { token: a.token });
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ id: b.user.id, you_muted: true, you_follow: true });
     expect((await call("PUT", `/users/${b.user.id}/mute`, { token: a.token })).body.data.you_muted).toBe(true);
-    expect(ids(await call("GET", "/posts/streams/me", { token: a.token }))).not.toContain(p.id);
+    expect(idsOf(await call("GET", "/posts/streams/me", { token: a.token }))).not.toContain(p.id);
     // Muting is private: the muted user sees nothing.
     expect((await user(a.user.id, b.token)).you_muted).toBe(false);
     const undo = await call("DELETE", `/users/${b.user.id}/mute`, { token: a.token });
     expect(undo.body.data.you_muted).toBe(false);
-    expect(ids(await call("GET", "/posts/streams/me", { token: a.token }))).toContain(p.id);
+    expect(idsOf(await call("GET", "/posts/streams/me", { token: a.token }))).toContain(p.id);
   });
 });
 
@@ -115,12 +115,12 @@ describe("block", { timeout: 60_000 }, () => {
 
     // Each is left out of the other's streams.
     const pb = (await call("POST", "/posts", { token: b.token, json: { text: `blocked says hi @${a.user.username}` } })).body.data;
-    expect(ids(await call("GET", "/users/me/mentions", { token: a.token }))).not.toContain(pb.id);
-    expect(ids(await call("GET", `/posts/streams/global?since_id=${Number(pb.id) - 1}`, { token: a.token }))).not.toContain(pb.id);
+    expect(idsOf(await call("GET", "/users/me/mentions", { token: a.token }))).not.toContain(pb.id);
+    expect(idsOf(await call("GET", `/posts/streams/global?since_id=${Number(pb.id) - 1}`, { token: a.token }))).not.toContain(pb.id);
 
     const undo = await call("DELETE", `/users/${b.user.id}/block`, { token: a.token });
     expect(undo.body.data).toMatchObject({ you_blocked: false, you_can_follow: true });
-    expect(ids(await call("GET", "/users/me/mentions", { token: a.token }))).toContain(pb.id);
+    expect(idsOf(await call("GET", "/users/me/mentions", { token: a.token }))).toContain(pb.id);
     const follow = await call("PUT", `/users/${a.user.id}/follow`, { token: b.token });
     expect(follow.status).toBe(200);
     expect(follow.body.data.counts.followers).toBe(1);

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { isPostgres } from "../../src/db";
 import { DB } from "../db";
 import { actor, call, uniqueName } from "../helpers";
+import { idsOf } from "../support/fixtures";
 
 // Home timelines read a page, not the table (issue 27): with 20,000 posts by 200 authors seeded
 // straight into the database and a viewer following 50 of them (through the API, so the follow's
@@ -24,7 +25,6 @@ const CEILING = 25 * COUNT;
 const CHUNK = 500;
 
 const rowsRead = (res: { headers: Headers }) => Number(res.headers.get("x-debug-rows-read"));
-const ids = (res: { body: any }) => (res.body.data as any[]).map((p) => p.id);
 
 describe("home timeline rows read", { timeout: 600_000 }, () => {
   let viewer: Awaited<ReturnType<typeof actor>>;
@@ -88,13 +88,13 @@ describe("home timeline rows read", { timeout: 600_000 }, () => {
     it(`/posts/streams/${stream}: pages as the definition says, each reading at most ${BOUND[stream as keyof typeof BOUND]} rows beyond their rendering`, async () => {
       const page1 = await call("GET", `/posts/streams/${stream}?count=${COUNT}`, { token: viewer.token });
       expect(page1.status, page1.text).toBe(200);
-      expect(ids(page1)).toEqual(await expected(stream === "unified"));
-      expect(ids(page1).some((id) => page1.body.data.find((p: any) => p.id === id).user.id === String(big))).toBe(true);
+      expect(idsOf(page1)).toEqual(await expected(stream === "unified"));
+      expect(idsOf(page1).some((id) => page1.body.data.find((p: any) => p.id === id).user.id === String(big))).toBe(true);
       const page2 = await call("GET", `/posts/streams/${stream}?count=${COUNT}&before_id=${page1.body.meta.min_id}`, { token: viewer.token });
-      expect(ids(page2)).toEqual(await expected(stream === "unified", Number(page1.body.meta.min_id)));
+      expect(idsOf(page2)).toEqual(await expected(stream === "unified", Number(page1.body.meta.min_id)));
       if (isPostgres) return; // rows read: D1 only
       for (const page of [page1, page2]) {
-        const rendering = await call("GET", `/posts?ids=${ids(page).join(",")}`, { token: viewer.token });
+        const rendering = await call("GET", `/posts?ids=${idsOf(page).join(",")}`, { token: viewer.token });
         console.log(`${stream}: rows read by the page ${rowsRead(page)}, by rendering the same posts by id ${rowsRead(rendering)}`);
         expect(rowsRead(page)).toBeLessThanOrEqual(rowsRead(rendering) + BOUND[stream as keyof typeof BOUND]);
         expect(rowsRead(page)).toBeLessThanOrEqual(CEILING);

@@ -7,6 +7,7 @@ import { interactionWrites } from "../../src/stores/interactions";
 import { actor, appToken, call, makeApp, uniqueName } from "../helpers";
 import { DB } from "../db";
 import { jsonRows } from "../../src/db/dialect";
+import { dbCallsOf } from "../support/fixtures";
 
 // GET /users/me/interactions (issue 7, decisions §11): items recorded at write time by bookmarks,
 // reposts, replies, follows and poll responses, merged per (action, object) while each new event
@@ -16,7 +17,6 @@ type Actor = Awaited<ReturnType<typeof actor>>;
 const SCOPES = "write_post follow polls stream";
 const HOUR = 3600;
 const DAY = 24 * HOUR;
-const dbCalls = (res: { headers: Headers }) => Number(res.headers.get("x-debug-db-calls"));
 const isoOf = (t: number) => new Date(t * 1000).toISOString().slice(0, 19) + "Z";
 
 // Each test moves on a clock of its own, far apart, so windows never overlap between tests.
@@ -143,7 +143,7 @@ describe("GET /users/me/interactions", () => {
     expect(rep.users[0]).toMatchObject({ id: u2.user.id, username: u2.user.username, follows_you: true });
     expect(Object.keys(rep).sort()).toEqual(["action", "event_date", "objects", "pagination_id", "users"]);
     // The whole page, items and what they embed, in one round trip with the token lookup.
-    expect(dbCalls(res)).toBe(1);
+    expect(dbCallsOf(res)).toBe(1);
   });
 
   it("does not record actions on one's own objects", async () => {

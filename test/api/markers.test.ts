@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { actor, appToken, call, makeApp, makeUser, userToken } from "../helpers";
 import { DB } from "../db";
 import { ALL_SCOPES, socket, subscribe, userStream } from "./stream-fixtures";
-import { createChannel, createMessage, createPost } from "../support/fixtures";
+import { createChannel, createMessage, createPost, dbCallsOf } from "../support/fixtures";
 
 // Stream markers (issue 7): POST /markers, the marker values of since_id/before_id and
 // meta.marker on every markable stream, update_marker on create, has_unread on channels.
@@ -13,7 +13,6 @@ const tick = () => (clock += 4);
 
 type Actor = Awaited<ReturnType<typeof actor>>;
 const SCOPES = "write_post stream messages";
-const dbCalls = (res: { headers: Headers }) => Number(res.headers.get("x-debug-db-calls"));
 const ids = (res: { body: any }) => (res.body.data as any[]).map((x) => x.id);
 
 async function setMarkers(token: string, markers: unknown, query = "") {
@@ -60,7 +59,7 @@ describe("POST /markers", () => {
       },
     ]);
     // One round trip for the writes and the read back (plus the token lookup).
-    expect(dbCalls(res)).toBeLessThanOrEqual(2);
+    expect(dbCallsOf(res)).toBeLessThanOrEqual(2);
   });
 
   it("needs a user token (any scope): none → 401, app token → 403", async () => {
@@ -316,12 +315,12 @@ describe("markable streams: marker values of since_id/before_id and meta.marker"
 
   it("a stream read with its marker costs one round trip (plus the token); a marker value one more", async () => {
     const plain = await call("GET", "/posts/streams/me", { token: me.token });
-    expect(dbCalls(plain)).toBe(2);
+    expect(dbCallsOf(plain)).toBe(2);
     const withValue = await call("GET", "/posts/streams/me?since_id=marker", { token: me.token });
-    expect(dbCalls(withValue)).toBe(3);
+    expect(dbCallsOf(withValue)).toBe(3);
     const channelPage = await call("GET", `/channels/${channel.id}/messages`, { token: me.token });
     expect(channelPage.body.meta.marker.name).toBe(`channel:${channel.id}`);
-    expect(dbCalls(channelPage)).toBe(2);
+    expect(dbCallsOf(channelPage)).toBe(2);
   });
 
   it("without a user there is no marker: meta.marker is {name} and marker values set no bound", async () => {
@@ -329,7 +328,7 @@ describe("markable streams: marker values of since_id/before_id and meta.marker"
     expect(anon.status).toBe(200);
     expect(anon.body.meta.marker).toEqual({ name: "global" });
     expect(ids(anon).map(Number)).toEqual(expect.arrayContaining(mine));
-    expect(dbCalls(anon)).toBe(1);
+    expect(dbCallsOf(anon)).toBe(1);
     const app = await appToken(await makeApp());
     const withApp = await call("GET", "/posts/streams/global?before_id=last_read", { token: app });
     expect(withApp.status).toBe(200);
@@ -437,7 +436,7 @@ describe("has_unread on channels", () => {
     const list = await call("GET", "/users/me/channels/subscribed", { token: reader.token, now: clock });
     const listed = list.body.data.find((c: any) => c.id === ch.id);
     expect(listed.has_unread).toBe(true);
-    expect(dbCalls(list)).toBe(2);
+    expect(dbCallsOf(list)).toBe(2);
   });
 });
 

@@ -1,13 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { actor, call } from "../helpers";
-import { createChannel } from "../support/fixtures";
+import { createChannel, testClock } from "../support/fixtures";
 
 // Sticky messages (the reference's resources/messages/sticky.md): PUT/DELETE
 // /channels/{cid}/messages/{mid}/sticky by full-access users (any participant in private
 // messages), GET /channels/{id}/sticky_messages, and the search filter is_sticky=1.
 
-let clock = Math.floor(Date.now() / 1000) + 200_000;
-const tick = () => (clock += 4);
+const tick = testClock(200_000);
 
 const newChannel = (token: string, acl: Record<string, unknown> = {}) => createChannel(token, { acl }, { now: tick() });
 

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { actor, call } from "../helpers";
 import { DB } from "../db";
-import { createPost } from "../support/fixtures";
+import { createPost, dbCallsOf, idsOf } from "../support/fixtures";
 
 // Tags, explore streams, bookmarks lists, post interactions, reports and NSFW reposts (issue 17).
 
@@ -9,8 +9,6 @@ const SCOPES = "write_post stream follow";
 type Actor = Awaited<ReturnType<typeof actor>>;
 
 const post = (a: Actor, text: string, extra: Record<string, unknown> = {}, now?: number) => createPost(a, text, extra, { now });
-const ids = (res: { body: any }) => (res.body.data as any[]).map((p) => p.id);
-const dbCalls = (res: { headers: Headers }) => Number(res.headers.get("x-debug-db-calls"));
 
 describe("GET /posts/tags/{tag} (and /posts/tag/{tag})", { timeout: 60_000 }, () => {
   it("lists posts carrying a tag (matched as tags compare), newest first, paginated; deleted ones as tombstones", async () => {
@@ -25,18 +23,18 @@ describe("GET /posts/tags/{tag} (and /posts/tag/{tag})", { timeout: 60_000 }, ()
 
     const res = await call("GET", "/posts/tags/NightOwls");
     expect(res.status).toBe(200);
-    expect(ids(res)).toEqual([gone.id, p3.id, p2.id, p1.id]);
+    expect(idsOf(res)).toEqual([gone.id, p3.id, p2.id, p1.id]);
     expect(res.body.data[0]).toMatchObject({ is_deleted: true });
     expect(res.body.data.every((p: any) => p.pagination_id === p.id)).toBe(true);
-    expect(dbCalls(res)).toBe(1);
-    expect(ids(await call("GET", "/posts/tags/%23nightowls?include_deleted=0&count=2"))).toEqual([p3.id, p2.id]);
+    expect(dbCallsOf(res)).toBe(1);
+    expect(idsOf(await call("GET", "/posts/tags/%23nightowls?include_deleted=0&count=2"))).toEqual([p3.id, p2.id]);
     const older = await call("GET", `/posts/tag/nightowls?include_deleted=0&before_id=${p2.id}`);
     expect(older.status).toBe(200);
-    expect(ids(older)).toEqual([p1.id]);
-    expect(ids(await call("GET", "/posts/tags/nosuchtagatall"))).toEqual([]);
+    expect(idsOf(older)).toEqual([p1.id]);
+    expect(idsOf(await call("GET", "/posts/tags/nosuchtagatall"))).toEqual([]);
     // A revision that drops the tag takes the post off the tag's list.
     await call("PUT", `/posts/${p2.id}`, { token: b.token, json: { text: "second, revised" } });
-    expect(ids(await call("GET", "/posts/tags/nightowls?include_deleted=0"))).toEqual([p3.id, p1.id]);
+    expect(idsOf(await call("GET", "/posts/tags/nightowls?include_deleted=0"))).toEqual([p3.id, p1.id]);
     expect((await call("GET", "/posts/tags/%23")).status).toBe(400);
   });
 });
@@ -67,7 +65,7 @@ describe("post explore streams", { timeout: 60_000 }, () => {
     const selfOnly = await post(b, "talking to myself", {}, now - 7200);
     const reply = await post(b, "a reply", { reply_to: root.id }, now - 7100);
     await post(b, "me again", { reply_to: selfOnly.id }, now - 7100);
-    const conversations = ids(await call("GET", "/posts/streams/explore/conversations?count=200"));
+    const conversations = idsOf(await call("GET", "/posts/streams/explore/conversations?count=200"));
     expect(conversations).toContain(root.id);
     expect(conversations).not.toContain(selfOnly.id);
     expect(conversations).not.toContain(quiet.id);
@@ -75,10 +73,10 @@ describe("post explore streams", { timeout: 60_000 }, () => {
     // by someone else deeper in the thread does.
     const own = await post(a, "answering myself", { reply_to: root.id }, now - 7000);
     expect((await call("DELETE", `/posts/${reply.id}`, { token: b.token })).status).toBe(200);
-    expect(ids(await call("GET", "/posts/streams/explore/conversations?count=200"))).not.toContain(root.id);
+    expect(idsOf(await call("GET", "/posts/streams/explore/conversations?count=200"))).not.toContain(root.id);
     await post(b, "deeper", { reply_to: own.id }, now - 6900);
-    expect(ids(await call("GET", "/posts/streams/explore/conversations?count=200"))).toContain(root.id);
-    const missed = ids(await call("GET", "/posts/streams/explore/missed_conversations?count=200", { now }));
+    expect(idsOf(await call("GET", "/posts/streams/explore/conversations?count=200"))).toContain(root.id);
+    const missed = idsOf(await call("GET", "/posts/streams/explore/missed_conversations?count=200", { now }));
     expect(missed).toContain(quiet.id);
     expect(missed).not.toContain(root.id);
     expect(missed).not.toContain(fresh.id);
@@ -87,20 +85,20 @@ describe("post explore streams", { timeout: 60_000 }, () => {
   it("photos, trending, newcomers and 256", async () => {
     const photo = await post(a, "look", { raw: { "io.example.core.oembed": [{ type: "photo", url: "https://img.example/p.jpg", width: 10, height: 10, version: "1.0" }] } });
     const text = await post(a, "no photo here");
-    const photos = ids(await call("GET", "/posts/streams/explore/photos?count=200"));
+    const photos = idsOf(await call("GET", "/posts/streams/explore/photos?count=200"));
     expect(photos).toContain(photo.id);
     expect(photos).not.toContain(text.id);
 
     const hot = await post(a, "hot take");
     for (const t of await Promise.all([actor(SCOPES), actor(SCOPES), actor(SCOPES)])) await call("PUT", `/posts/${hot.id}/bookmark`, { token: t.token });
-    const trending = ids(await call("GET", "/posts/streams/explore/trending?count=200"));
+    const trending = idsOf(await call("GET", "/posts/streams/explore/trending?count=200"));
     expect(trending).toContain(hot.id);
     expect(trending).not.toContain(text.id);
     const later = Math.floor(Date.now() / 1000) + 3 * 86400;
-    expect(ids(await call("GET", "/posts/streams/explore/trending?count=200", { now: later }))).not.toContain(hot.id);
+    expect(idsOf(await call("GET", "/posts/streams/explore/trending?count=200", { now: later }))).not.toContain(hot.id);
 
     const long = await post(b, "x".repeat(256));
-    const full = ids(await call("GET", "/posts/streams/explore/256?count=200"));
+    const full = idsOf(await call("GET", "/posts/streams/explore/256?count=200"));
     expect(full).toEqual([long.id]);
 
     const newcomer = await actor(SCOPES);
@@ -108,7 +106,7 @@ describe("post explore streams", { timeout: 60_000 }, () => {
     // Reposts are not among an author's posts: the first 50 originals stay newcomers.
     expect((await call("PUT", `/posts/${text.id}/repost`, { token: newcomer.token })).status).toBe(201);
     for (let i = 0; i < 51; i++) firsts.push(await post(newcomer, `post number ${i}`));
-    const newcomers = ids(await call("GET", "/posts/streams/explore/newcomers?count=200"));
+    const newcomers = idsOf(await call("GET", "/posts/streams/explore/newcomers?count=200"));
     expect(newcomers).toContain(firsts[0].id);
     expect(newcomers).toContain(firsts[49].id);
     expect(newcomers).not.toContain(firsts[50].id);
@@ -126,26 +124,26 @@ describe("GET /users/{id}/bookmarks", { timeout: 60_000 }, () => {
     await call("PUT", `/posts/${p1.id}/bookmark`, { token: a.token });
     const mine = await call("GET", "/users/me/bookmarks", { token: a.token });
     expect(mine.status).toBe(200);
-    expect(ids(mine)).toEqual([p1.id, p3.id, p2.id]);
+    expect(idsOf(mine)).toEqual([p1.id, p3.id, p2.id]);
     expect(mine.body.data[2].note).toBe("Robert has great posts.");
     expect(mine.body.data[0]).not.toHaveProperty("note");
     expect(mine.body.data.every((p: any) => p.you_bookmarked)).toBe(true);
     expect(Number(mine.body.data[0].pagination_id)).toBeGreaterThan(Number(mine.body.data[1].pagination_id));
-    expect(dbCalls(mine)).toBe(2);
+    expect(dbCallsOf(mine)).toBe(2);
 
     const theirs = await call("GET", `/users/${a.user.id}/bookmarks`, { token: b.token });
-    expect(ids(theirs)).toEqual([p1.id, p3.id, p2.id]);
+    expect(idsOf(theirs)).toEqual([p1.id, p3.id, p2.id]);
     expect(theirs.body.data.some((p: any) => "note" in p)).toBe(false);
 
     // Bookmarking again with a note changes the note; pages go by the bookmark's id.
     await call("PUT", `/posts/${p3.id}/bookmark`, { token: a.token, json: { note: "changed" } });
     const page = await call("GET", "/users/me/bookmarks?count=2", { token: a.token });
     expect(page.body.data[1]).toMatchObject({ id: p3.id, note: "changed" });
-    expect(ids(await call("GET", `/users/me/bookmarks?before_id=${page.body.meta.min_id}`, { token: a.token }))).toEqual([p2.id]);
+    expect(idsOf(await call("GET", `/users/me/bookmarks?before_id=${page.body.meta.min_id}`, { token: a.token }))).toEqual([p2.id]);
 
     await call("DELETE", `/posts/${p1.id}`, { token: author.token });
     expect((await call("GET", "/users/me/bookmarks", { token: a.token })).body.data[0]).toMatchObject({ id: p1.id, is_deleted: true });
-    expect(ids(await call("GET", "/users/me/bookmarks?include_deleted=0", { token: a.token }))).toEqual([p3.id, p2.id]);
+    expect(idsOf(await call("GET", "/users/me/bookmarks?include_deleted=0", { token: a.token }))).toEqual([p3.id, p2.id]);
 
     const tooLong = await call("PUT", `/posts/${p2.id}/bookmark`, { token: b.token, json: { note: "n".repeat(129) } });
     expect(tooLong.status).toBe(400);
@@ -168,7 +166,7 @@ describe("GET /posts/{id}/interactions (and /actions), /users/me/actions", { tim
     expect(res.body.data.map((i: any) => i.action)).toEqual(["reply", "repost", "bookmark"]);
     expect(res.body.data[2].users.map((u: any) => u.id)).toEqual([y.user.id, x.user.id]);
     expect(res.body.data.every((i: any) => !("objects" in i) && i.pagination_id && i.event_date)).toBe(true);
-    expect(dbCalls(res)).toBe(1);
+    expect(dbCallsOf(res)).toBe(1);
 
     const only = await call("GET", `/posts/${p.id}/actions?filters=bookmark,repost`);
     expect(only.body.data.map((i: any) => i.action)).toEqual(["repost", "bookmark"]);

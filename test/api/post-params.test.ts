@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { actor, call } from "../helpers";
 import * as fx from "../fixtures/media";
-import { createPost } from "../support/fixtures";
+import { createPost, dbCallsOf, idsOf } from "../support/fixtures";
 
 // The general post (and user) parameters, wherever posts and users are returned (issue 17).
 
@@ -9,8 +9,6 @@ const SCOPES = "write_post stream follow messages files";
 type Actor = Awaited<ReturnType<typeof actor>>;
 
 const post = (a: Actor, text: string, extra: Record<string, unknown> = {}) => createPost(a, text, extra);
-const ids = (res: { body: any }) => (res.body.data as any[]).map((p) => p.id);
-const dbCalls = (res: { headers: Headers }) => Number(res.headers.get("x-debug-db-calls"));
 
 describe("rendering parameters", { timeout: 60_000 }, () => {
   let a: Actor, b: Actor, c: Actor;
@@ -54,7 +52,7 @@ describe("rendering parameters", { timeout: 60_000 }, () => {
     const res = await call("GET", `/posts/${p.id}?include_bookmarked_by=1&include_reposted_by=1`);
     expect(res.body.data.bookmarked_by.map((u: any) => u.id)).toEqual([c.user.id, b.user.id]);
     expect(res.body.data.reposted_by.map((u: any) => u.id)).toEqual([b.user.id]);
-    expect(dbCalls(res)).toBe(1);
+    expect(dbCallsOf(res)).toBe(1);
     // A repost shows those of its original.
     const repost = (await call("GET", `/users/${b.user.id}/posts?include_bookmarked_by=1`)).body.data[0];
     expect(repost.repost_of.id).toBe(p.id);
@@ -102,13 +100,13 @@ describe("filtering parameters", { timeout: 60_000 }, () => {
     const toMe = await post(other, `@${me.user.username} hey you`);
     const mine = await post(me, `@${stranger.user.username} from me`);
     const inside = await post(other, `hi @${stranger.user.username} inside`);
-    const all = ids(await call("GET", `/posts/streams/global?since_id=${first}`, { token: me.token }));
+    const all = idsOf(await call("GET", `/posts/streams/global?since_id=${first}`, { token: me.token }));
     expect(all).toEqual(expect.arrayContaining([toStranger.id, toFriend.id, toMe.id, mine.id, inside.id]));
-    const undirected = ids(await call("GET", `/posts/streams/global?since_id=${first}&include_directed_posts=0`, { token: me.token }));
+    const undirected = idsOf(await call("GET", `/posts/streams/global?since_id=${first}&include_directed_posts=0`, { token: me.token }));
     expect(undirected).not.toContain(toStranger.id);
     expect(undirected).toEqual(expect.arrayContaining([toFriend.id, toMe.id, mine.id, inside.id]));
     // Without a token nobody is followed: every directed post is left out.
-    const anonymous = ids(await call("GET", `/posts/streams/global?since_id=${first}&include_directed_posts=0`));
+    const anonymous = idsOf(await call("GET", `/posts/streams/global?since_id=${first}&include_directed_posts=0`));
     expect(anonymous).toEqual(expect.arrayContaining([inside.id]));
     expect(anonymous).not.toContain(toFriend.id);
   });
@@ -117,9 +115,9 @@ describe("filtering parameters", { timeout: 60_000 }, () => {
     const mention = await post(other, `talking about @${friend.user.username}`);
     const plain = await post(other, "plain words");
     const reply = await post(friend, "a reply", { reply_to: plain.id });
-    const noMentions = ids(await call("GET", `/posts/streams/global?since_id=${mention.id - 1}&include_mention_posts=0`));
+    const noMentions = idsOf(await call("GET", `/posts/streams/global?since_id=${mention.id - 1}&include_mention_posts=0`));
     expect(noMentions).toEqual([reply.id, plain.id]);
-    const noReplies = ids(await call("GET", `/posts/streams/global?since_id=${mention.id - 1}&include_replies=0`));
+    const noReplies = idsOf(await call("GET", `/posts/streams/global?since_id=${mention.id - 1}&include_replies=0`));
     expect(noReplies).toEqual([plain.id, mention.id]);
   });
 
@@ -127,8 +125,8 @@ describe("filtering parameters", { timeout: 60_000 }, () => {
     const normal = await post(other, `hello @${stranger.user.username}`);
     const copy = await post(other, `nice post /@${stranger.user.username}`);
     const mentions = `/users/${stranger.user.id}/mentions`;
-    expect(ids(await call("GET", mentions)).slice(0, 2)).toEqual([copy.id, normal.id]);
-    const noCopies = ids(await call("GET", `${mentions}?include_copy_mentions=0`));
+    expect(idsOf(await call("GET", mentions)).slice(0, 2)).toEqual([copy.id, normal.id]);
+    const noCopies = idsOf(await call("GET", `${mentions}?include_copy_mentions=0`));
     expect(noCopies).toContain(normal.id);
     expect(noCopies).not.toContain(copy.id);
   });
@@ -137,13 +135,13 @@ describe("filtering parameters", { timeout: 60_000 }, () => {
     const noisy = await actor(SCOPES);
     const loud = await post(noisy, "loud post");
     await call("PUT", `/users/${noisy.user.id}/mute`, { token: me.token });
-    expect(ids(await call("GET", `/posts/streams/global?since_id=${loud.id - 1}`, { token: me.token }))).not.toContain(loud.id);
-    expect(ids(await call("GET", `/posts/streams/global?since_id=${loud.id - 1}&include_muted=1`, { token: me.token }))).toContain(loud.id);
+    expect(idsOf(await call("GET", `/posts/streams/global?since_id=${loud.id - 1}`, { token: me.token }))).not.toContain(loud.id);
+    expect(idsOf(await call("GET", `/posts/streams/global?since_id=${loud.id - 1}&include_muted=1`, { token: me.token }))).toContain(loud.id);
 
     await call("DELETE", `/posts/${loud.id}`, { token: noisy.token });
     expect((await call("GET", `/posts/${loud.id}`)).body.data.is_deleted).toBe(true);
     expect((await call("GET", `/posts/${loud.id}?include_deleted=0`)).status).toBe(404);
     const keep = await post(other, "still here");
-    expect(ids(await call("GET", `/posts?ids=${loud.id},${keep.id}&include_deleted=0`))).toEqual([keep.id]);
+    expect(idsOf(await call("GET", `/posts?ids=${loud.id},${keep.id}&include_deleted=0`))).toEqual([keep.id]);
   });
 });

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { actor, call } from "../helpers";
-import { createPost } from "../support/fixtures";
+import { createPost, idsOf } from "../support/fixtures";
 
 // GET /posts/search: words, order, keyset pages of the ranking, every filter (issue 17).
 
@@ -8,11 +8,10 @@ const SCOPES = "write_post stream follow";
 type Actor = Awaited<ReturnType<typeof actor>>;
 
 const post = (a: Actor, text: string, extra: Record<string, unknown> = {}) => createPost(a, text, extra);
-const ids = (res: { body: any }) => (res.body.data as any[]).map((p) => p.id);
 const search = async (q: string, token?: string) => {
   const res = await call("GET", `/posts/search?${q}`, { token });
   if (res.status !== 200) throw new Error(`search ${q}: ${res.status} ${res.text}`);
-  return ids(res);
+  return idsOf(res);
 };
 
 describe("GET /posts/search", { timeout: 60_000 }, () => {
@@ -42,10 +41,10 @@ describe("GET /posts/search", { timeout: 60_000 }, () => {
     const ranked = await search("q=marathon");
     expect([...ranked].sort()).toEqual([p.feed.id, p.nsfw.id, p.reply.id, p.running.id].sort());
     const first = await call("GET", "/posts/search?q=marathon&count=2");
-    expect(ids(first)).toEqual(ranked.slice(0, 2));
+    expect(idsOf(first)).toEqual(ranked.slice(0, 2));
     expect(first.body.meta.more).toBe(true);
     const second = await call("GET", `/posts/search?q=marathon&count=2&before_id=${first.body.meta.min_id}`);
-    expect(ids(second)).toEqual(ranked.slice(2, 4));
+    expect(idsOf(second)).toEqual(ranked.slice(2, 4));
     expect(second.body.meta.more).toBe(false);
     expect(second.body.data.every((x: any) => x.pagination_id === x.id)).toBe(true);
     expect(Number(first.headers.get("x-debug-db-calls"))).toBe(1);

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { actor, appToken, call, makeApp, makeUser, userToken } from "../helpers";
 import { DB } from "../db";
-import { createPost } from "../support/fixtures";
+import { createPost, dbCallsOf, idsOf } from "../support/fixtures";
 
 // Posts: create, revise, delete, repost, bookmark, lookups and streams (issue 4).
 
@@ -13,8 +13,6 @@ type Actor = Awaited<ReturnType<typeof actor>>;
 
 const post = (a: Actor, text: string, extra: Record<string, unknown> = {}, now?: number, query = "") => createPost(a, text, extra, { now, query });
 
-const dbCalls = (res: { headers: Headers }) => Number(res.headers.get("x-debug-db-calls"));
-const ids = (res: { body: any }) => (res.body.data as any[]).map((p) => p.id);
 const user = async (id: string) => (await call("GET", `/users/${id}`)).body.data;
 
 describe("POST /posts", { timeout: 60_000 }, () => {
@@ -177,7 +175,7 @@ describe("replies and threads", { timeout: 60_000 }, () => {
     const tombstone = (await call("GET", `/posts/${root.id}/thread`)).body.data.find((x: any) => x.id === r2.id);
     expect(tombstone).toMatchObject({ id: r2.id, is_deleted: true });
     expect(tombstone).not.toHaveProperty("content");
-    expect(ids(await call("GET", `/posts/${root.id}/thread?include_deleted=0`))).not.toContain(r2.id);
+    expect(idsOf(await call("GET", `/posts/${root.id}/thread?include_deleted=0`))).not.toContain(r2.id);
 
     // A reply is recorded as an interaction for the author replied to (not for one's own post).
     const rows = await DB.prepare(
@@ -205,7 +203,7 @@ describe("replies and threads", { timeout: 60_000 }, () => {
     const [a, b] = await Promise.all([actor(SCOPES), actor(SCOPES)]);
     const original = await post(a, "worth sharing");
     await call("PUT", `/posts/${original.id}/repost`, { token: b.token });
-    const repostId = ids(await call("GET", `/users/${b.user.id}/posts`))[0];
+    const repostId = idsOf(await call("GET", `/users/${b.user.id}/posts`))[0];
     const reply = await post(b, "and a reply", { reply_to: repostId });
     expect(reply.reply_to).toBe(original.id);
     expect(reply.thread_id).toBe(original.id);
@@ -233,7 +231,7 @@ describe("PUT /posts/{id} (revise) and GET /posts/{id}/revisions", { timeout: 60
     expect(revisions.body.data[0]).not.toHaveProperty("is_revised");
 
     // Mentions follow the current version.
-    expect(ids(await call("GET", `/users/${m.user.id}/mentions`))).toContain(p.id);
+    expect(idsOf(await call("GET", `/users/${m.user.id}/mentions`))).toContain(p.id);
 
     const twice = await call("PUT", `/posts/${p.id}`, { token: a.token, json: { text: "third version" }, now: T0 + 200 });
     expect(twice.status).toBe(400);
@@ -274,8 +272,8 @@ describe("DELETE /posts/{id}", { timeout: 60_000 }, () => {
     // Deleting again changes nothing.
     expect((await call("DELETE", `/posts/${p.id}`, { token: a.token })).status).toBe(200);
     expect((await user(a.user.id)).counts.posts).toBe(before - 1);
-    expect(ids(await call("GET", `/users/${a.user.id}/posts`))).toContain(p.id);
-    expect(ids(await call("GET", `/users/${a.user.id}/posts?include_deleted=0`))).not.toContain(p.id);
+    expect(idsOf(await call("GET", `/users/${a.user.id}/posts`))).toContain(p.id);
+    expect(idsOf(await call("GET", `/users/${a.user.id}/posts?include_deleted=0`))).not.toContain(p.id);
     expect((await call("DELETE", "/posts/999999999999", { token: a.token })).status).toBe(404);
   });
 
@@ -283,7 +281,7 @@ describe("DELETE /posts/{id}", { timeout: 60_000 }, () => {
     const [a, b] = await Promise.all([actor(SCOPES), actor(SCOPES)]);
     const p = await post(a, "reposted then deleted");
     await call("PUT", `/posts/${p.id}/repost`, { token: b.token });
-    const repostId = ids(await call("GET", `/users/${b.user.id}/posts`))[0];
+    const repostId = idsOf(await call("GET", `/users/${b.user.id}/posts`))[0];
     expect((await user(b.user.id)).counts.posts).toBe(1);
     await call("DELETE", `/posts/${p.id}`, { token: a.token });
     expect((await call("GET", `/posts/${repostId}`)).status).toBe(404);
@@ -381,7 +379,7 @@ describe("bookmarks", { timeout: 60_000 }, () => {
     const [a, b, c] = await Promise.all([actor(SCOPES), actor(SCOPES), actor(SCOPES)]);
     const p = await post(a, "shared and kept");
     await call("PUT", `/posts/${p.id}/repost`, { token: b.token });
-    const repostId = ids(await call("GET", `/users/${b.user.id}/posts`))[0];
+    const repostId = idsOf(await call("GET", `/users/${b.user.id}/posts`))[0];
     const res = await call("PUT", `/posts/${repostId}/bookmark`, { token: c.token });
     expect(res.body.data).toMatchObject({ id: p.id, you_bookmarked: true, counts: { bookmarks: 1 } });
   });
@@ -447,7 +445,7 @@ describe("lookups", { timeout: 60_000 }, () => {
     const p2 = await post(a, "two");
     const res = await call("GET", `/posts?ids=${p2.id},999999999999,${p1.id},${p2.id}`);
     expect(res.status).toBe(200);
-    expect(ids(res)).toEqual([p2.id, p1.id]);
+    expect(idsOf(res)).toEqual([p2.id, p1.id]);
     expect((await call("GET", "/posts?ids=1,x")).status).toBe(400);
     const missing = await call("GET", "/posts");
     expect(missing.status).toBe(400);
@@ -491,12 +489,12 @@ describe("streams", { timeout: 60_000 }, () => {
     await call("PUT", `/posts/${p.id}/repost`, { token: c.token });
     const res = await call("GET", `/posts/streams/global?count=200&since_id=${first}`);
     expect(res.status).toBe(200);
-    const got = ids(res);
+    const got = idsOf(res);
     expect(got).toEqual(expect.arrayContaining([p.id, r.id]));
     expect(res.body.data.find((x: any) => x.id === gone.id)).toMatchObject({ is_deleted: true });
     expect(got).not.toContain(beep.id);
     expect(res.body.data.some((x: any) => x.repost_of)).toBe(false);
-    expect(ids(await call("GET", `/posts/streams/global?count=200&since_id=${first}&include_deleted=0`))).not.toContain(gone.id);
+    expect(idsOf(await call("GET", `/posts/streams/global?count=200&since_id=${first}&include_deleted=0`))).not.toContain(gone.id);
   });
 
   it("me: own and followed users' posts and reposts; unified adds mentions; needs a user token with stream", async () => {
@@ -509,14 +507,14 @@ describe("streams", { timeout: 60_000 }, () => {
     await call("PUT", `/posts/${stranger.id}/repost`, { token: a.token });
     const me = await call("GET", "/posts/streams/me", { token: d.token });
     expect(me.status).toBe(200);
-    const meIds = ids(me);
+    const meIds = idsOf(me);
     expect(meIds).toEqual(expect.arrayContaining([own.id, followed.id]));
     expect(meIds).not.toContain(stranger.id);
     expect(meIds).not.toContain(mention.id);
     const repost = me.body.data.find((x: any) => x.repost_of?.id === stranger.id);
     expect(repost?.user.id).toBe(a.user.id);
 
-    const unified = ids(await call("GET", "/posts/streams/unified", { token: d.token }));
+    const unified = idsOf(await call("GET", "/posts/streams/unified", { token: d.token }));
     expect(unified).toEqual(expect.arrayContaining([own.id, followed.id, mention.id]));
 
     expect((await call("GET", "/posts/streams/me")).status).toBe(401);
@@ -532,37 +530,37 @@ describe("streams", { timeout: 60_000 }, () => {
     const py = await post(y, "y talks");
     const pz = await post(a, "a talks");
     await call("PUT", `/posts/${pz.id}/repost`, { token: y.token });
-    const before = ids(await call("GET", "/posts/streams/unified", { token: m.token }));
+    const before = idsOf(await call("GET", "/posts/streams/unified", { token: m.token }));
     expect(before).toEqual(expect.arrayContaining([px.id, py.id]));
 
     await call("PUT", `/users/${x.user.id}/mute`, { token: m.token });
     await call("PUT", `/users/${a.user.id}/block`, { token: m.token });
     const unified = await call("GET", "/posts/streams/unified", { token: m.token });
-    expect(ids(unified)).not.toContain(px.id);
-    expect(ids(unified)).toContain(py.id);
+    expect(idsOf(unified)).not.toContain(px.id);
+    expect(idsOf(unified)).toContain(py.id);
     // y's repost of a blocked user's post is left out too.
     expect(unified.body.data.some((p: any) => p.repost_of?.id === pz.id)).toBe(false);
-    expect(ids(await call("GET", "/posts/streams/me", { token: m.token }))).not.toContain(px.id);
-    expect(ids(await call("GET", "/users/me/mentions", { token: m.token }))).not.toContain(px.id);
-    expect(ids(await call("GET", `/posts/streams/global?since_id=${Number(px.id) - 1}&count=200`, { token: m.token }))).not.toContain(px.id);
-    expect(ids(await call("GET", `/posts/streams/global?since_id=${Number(px.id) - 1}&count=200`))).toContain(px.id);
-    expect(ids(await call("GET", `/users/${x.user.id}/posts`, { token: m.token }))).toContain(px.id);
+    expect(idsOf(await call("GET", "/posts/streams/me", { token: m.token }))).not.toContain(px.id);
+    expect(idsOf(await call("GET", "/users/me/mentions", { token: m.token }))).not.toContain(px.id);
+    expect(idsOf(await call("GET", `/posts/streams/global?since_id=${Number(px.id) - 1}&count=200`, { token: m.token }))).not.toContain(px.id);
+    expect(idsOf(await call("GET", `/posts/streams/global?since_id=${Number(px.id) - 1}&count=200`))).toContain(px.id);
+    expect(idsOf(await call("GET", `/users/${x.user.id}/posts`, { token: m.token }))).toContain(px.id);
 
     // The blocked user no longer sees the blocker's posts in streams either.
     const pm = await post(m, "m talks");
-    expect(ids(await call("GET", `/posts/streams/global?since_id=${Number(pm.id) - 1}`, { token: a.token }))).not.toContain(pm.id);
+    expect(idsOf(await call("GET", `/posts/streams/global?since_id=${Number(pm.id) - 1}`, { token: a.token }))).not.toContain(pm.id);
 
     await call("DELETE", `/users/${x.user.id}/mute`, { token: m.token });
-    expect(ids(await call("GET", "/posts/streams/unified", { token: m.token }))).toContain(px.id);
+    expect(idsOf(await call("GET", "/posts/streams/unified", { token: m.token }))).toContain(px.id);
   });
 
   it("/users/{id}/posts and /users/{id}/mentions: by id or @username; 404 for no user; me needs a token", async () => {
     const p = await post(b, `for @${c.user.username}`);
     const byName = await call("GET", `/users/@${b.user.username}/posts`);
     expect(byName.status).toBe(200);
-    expect(ids(byName)[0]).toBe(p.id);
-    expect(ids(await call("GET", `/users/${c.user.id}/mentions`))).toContain(p.id);
-    expect(ids(await call("GET", `/users/me/mentions`, { token: c.token }))).toContain(p.id);
+    expect(idsOf(byName)[0]).toBe(p.id);
+    expect(idsOf(await call("GET", `/users/${c.user.id}/mentions`))).toContain(p.id);
+    expect(idsOf(await call("GET", `/users/me/mentions`, { token: c.token }))).toContain(p.id);
     expect((await call("GET", "/users/me/mentions")).status).toBe(401);
     expect((await call("GET", "/users/999999999999/posts")).status).toBe(404);
     expect((await call("GET", "/users/999999999999/mentions")).status).toBe(404);
@@ -577,27 +575,27 @@ describe("streams", { timeout: 60_000 }, () => {
     const path = `/users/${w.user.id}/posts`;
 
     const p1 = await call("GET", `${path}?count=3`);
-    expect(ids(p1)).toEqual(newest.slice(0, 3));
+    expect(idsOf(p1)).toEqual(newest.slice(0, 3));
     expect(p1.body.meta).toEqual({ code: 200, more: true, max_id: newest[0], min_id: newest[2] });
     expect(p1.body.data.map((p: any) => p.pagination_id)).toEqual(newest.slice(0, 3));
 
     const p2 = await call("GET", `${path}?count=3&before_id=${p1.body.meta.min_id}`);
-    expect(ids(p2)).toEqual(newest.slice(3, 6));
+    expect(idsOf(p2)).toEqual(newest.slice(3, 6));
     const p3 = await call("GET", `${path}?count=3&before_id=${p2.body.meta.min_id}`);
-    expect(ids(p3)).toEqual(newest.slice(6));
+    expect(idsOf(p3)).toEqual(newest.slice(6));
     expect(p3.body.meta.more).toBe(false);
 
     const since = await call("GET", `${path}?since_id=${made[4]}`);
-    expect(ids(since)).toEqual([made[6], made[5]]);
+    expect(idsOf(since)).toEqual([made[6], made[5]]);
     const range = await call("GET", `${path}?since_id=${made[1]}&before_id=${made[4]}`);
-    expect(ids(range)).toEqual([made[3], made[2]]);
+    expect(idsOf(range)).toEqual([made[3], made[2]]);
     const oldest = await call("GET", `${path}?count=-2`);
-    expect(ids(oldest)).toEqual([made[1], made[0]]);
+    expect(idsOf(oldest)).toEqual([made[1], made[0]]);
     expect(oldest.body.meta.more).toBe(true);
     const oldestSince = await call("GET", `${path}?count=-2&since_id=${made[1]}`);
-    expect(ids(oldestSince)).toEqual([made[3], made[2]]);
+    expect(idsOf(oldestSince)).toEqual([made[3], made[2]]);
 
-    expect(ids(await call("GET", `${path}?count=abc`))).toEqual(newest);
+    expect(idsOf(await call("GET", `${path}?count=abc`))).toEqual(newest);
     const bad = await call("GET", `${path}?since_id=last_read`);
     expect(bad.status).toBe(400);
     expect(bad.body.meta.error_message).toContain("'since_id'");
@@ -639,7 +637,7 @@ describe("one database round trip per read", { timeout: 60_000 }, () => {
         }
       }),
     );
-    reposts = (await Promise.all(authors.map(async (w) => ids(await call("GET", `/users/${w.user.id}/posts?count=2`))))).flat();
+    reposts = (await Promise.all(authors.map(async (w) => idsOf(await call("GET", `/users/${w.user.id}/posts?count=2`))))).flat();
     all.push(...reposts);
   }, 120_000);
 
@@ -647,30 +645,30 @@ describe("one database round trip per read", { timeout: 60_000 }, () => {
     const res = await call("GET", `/posts/${reposts[0]}`);
     expect(res.status).toBe(200);
     expect(res.body.data.repost_of.user.id).not.toBe(res.body.data.user.id);
-    expect(dbCalls(res)).toBe(1);
+    expect(dbCallsOf(res)).toBe(1);
     const t = await actor(SCOPES);
     await call("GET", "/posts/streams/me", { token: t.token }); // the token's first use of the day records activity
     const withToken = await call("GET", `/posts/${reposts[0]}`, { token: t.token });
     expect(withToken.status).toBe(200);
-    expect(dbCalls(withToken)).toBe(2);
+    expect(dbCallsOf(withToken)).toBe(2);
   });
 
   it("a page of 200 posts costs one call: GET /posts?ids=, the global stream, a user's posts and a thread", async () => {
     expect(all.length).toBeGreaterThan(200);
     const byIds = await call("GET", `/posts?ids=${all.join(",")}`);
     expect(byIds.body.data).toHaveLength(200);
-    expect(ids(byIds)).toEqual(all.slice(0, 200));
-    expect(dbCalls(byIds)).toBe(1);
+    expect(idsOf(byIds)).toEqual(all.slice(0, 200));
+    expect(dbCallsOf(byIds)).toBe(1);
 
     const global = await call("GET", "/posts/streams/global?count=200");
     expect(global.body.data).toHaveLength(200);
-    expect(dbCalls(global)).toBe(1);
+    expect(dbCallsOf(global)).toBe(1);
 
     const byUser = await call("GET", `/users/${(await call("GET", `/posts/${reposts[0]}`)).body.data.user.id}/posts?count=200`);
     expect(byUser.body.data.some((p: any) => p.repost_of)).toBe(true);
-    expect(dbCalls(byUser)).toBe(1);
+    expect(dbCallsOf(byUser)).toBe(1);
 
     const thread = await call("GET", `/posts/${all[0]}/thread`);
-    expect(dbCalls(thread)).toBe(1);
+    expect(dbCallsOf(thread)).toBe(1);
   });
 });

@@ -1,13 +1,13 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { actor, call, must } from "../helpers";
 import * as fx from "../fixtures/media";
+import { testClock } from "../support/fixtures";
 
 // The core raw types (the reference's io.pnut.core.*, io.example.core.* here) are checked against
 // their documented shapes on every write that takes raw: a wrong shape is a 400 naming the field
 // and nothing is written; the chat room description gets entities; an invite gets the room's name.
 
-let clock = Math.floor(Date.now() / 1000);
-const tick = () => (clock += 4);
+const tick = testClock();
 let n = 0;
 const SCOPES = "files write_post messages public_messages polls update_profile";
 const FILE = "+io.example.core.file";

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { actor, call, makeUser, must, userToken } from "../helpers";
+import { testClock } from "../support/fixtures";
 
 // Small points where the public reference (pnut-api/api-spec v1.3.0) shows a shape or a form
 // a client relies on (issue 29, item 6): the private-message channel's ACL and responding to a
 // poll with `positions` in the query.
 
-let clock = Math.floor(Date.now() / 1000) + 900_000;
-const tick = () => (clock += 5);
+const tick = testClock(900_000, 5);
 
 describe("the private-message channel's ACL (how-to/private-messages.md)", () => {
   it("lists every participant, the creator included, in `write`; nobody has full access", async () => {

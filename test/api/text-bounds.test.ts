@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { actor, call, makeUser, type ApiResponse } from "../helpers";
+import { testClock } from "../support/fixtures";
 
 // Issue 26: text is one thing on both backends (NUL and unpaired surrogates are a 400 naming the
 // field), no statement exceeds D1's 100 bound parameters, and inputs whose work grows with their
 // content are bounded. Every case runs on D1 and on Postgres.
 
-let clock = Math.floor(Date.now() / 1000);
-const tick = () => (clock += 4);
+const tick = testClock();
 
 const NUL = "a\u0000b";
 const LONE = "a\ud800b";

@@ -53,6 +53,7 @@ describe("typed client (openapi-typescript + openapi-fetch)", () => {
 });
 
 /** Never called: what the types must refuse (an unused @ts-expect-error fails the typecheck). */
+// biome-ignore lint/suspicious/noExportsInTest: exported so the never-called function is not an unused local
 export function refusedByTheTypes(api: ReturnType<typeof createApiClient>) {
   // @ts-expect-error: no such path
   void api.GET("/v1/no-such-path");

@@ -1,12 +1,12 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { actor, appToken, call, makeApp, makeUser, uniqueName } from "../helpers";
+import { dbCallsOf } from "../support/fixtures";
 
 // Lists of users: following, followers, muted, blocked, search, suggested (issue 17).
 
 const SCOPES = "follow update_profile write_post stream";
 type Actor = Awaited<ReturnType<typeof actor>>;
 const ids = (res: { body: any }) => (res.body.data as any[]).map((u) => u.id);
-const dbCalls = (res: { headers: Headers }) => Number(res.headers.get("x-debug-db-calls"));
 
 describe("GET /users/{id}/following and /followers", { timeout: 60_000 }, () => {
   let a: Actor, b: Actor, c: Actor, d: Actor;
@@ -61,7 +61,7 @@ describe("GET /users/{id}/following and /followers", { timeout: 60_000 }, () => 
     const app = await appToken(await makeApp());
     const withApp = await call("GET", `/users/${a.user.id}/followers`, { token: app });
     expect(withApp.status).toBe(200);
-    expect(dbCalls(withApp)).toBe(2);
+    expect(dbCallsOf(withApp)).toBe(2);
     expect((await call("GET", "/users/999999999/following", { token: app })).status).toBe(404);
     const bad = await call("GET", `/users/${a.user.id}/following?order=name`, { token: app });
     expect(bad.status).toBe(400);
@@ -145,7 +145,7 @@ describe("GET /users/search", { timeout: 60_000 }, () => {
   it("without q lists users newest first; refuses bad parameters with a 400 naming them; one database call", async () => {
     const newest = await call("GET", "/users/search?count=1");
     expect(newest.status).toBe(200);
-    expect(dbCalls(newest)).toBe(1);
+    expect(dbCallsOf(newest)).toBe(1);
     for (const [q, name] of [
       ["user_types=robot", "'user_types'"],
       ["order=best", "'order'"],

@@ -7,7 +7,7 @@ import { DB } from "../db";
 // words, tags, NSFW flags, public channels and private-message channels of one searching user.
 
 export const MESSAGES = 100_000;
-export const PUBLIC_CHANNELS = 100;
+const PUBLIC_CHANNELS = 100;
 export const PM_CHANNELS = 200;
 const USERS = 500;
 const VOCABULARY = 20_000;

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { fitWithin } from "../../services/image-codec";
 import { PUBLIC } from "../../auth/access";
 import { ApiError } from "../../http/errors";
 import { createRouter, defineRoute, errors } from "../../http/route";
@@ -56,12 +57,6 @@ function target(url: string, origin: string): { post: number } | { file: string 
   return file ? { file: file[1] } : null;
 }
 
-/** `w`×`h` scaled down (aspect kept) to fit the consumer's bounds. */
-function fit(w: number, h: number, maxW?: number, maxH?: number): { width: number; height: number } {
-  const scale = Math.min(1, maxW ? maxW / w : 1, maxH ? maxH / h : 1);
-  return { width: Math.max(1, Math.round(w * scale)), height: Math.max(1, Math.round(h * scale)) };
-}
-
 async function postOembed(c: Ctx, id: number, origin: string, maxWidth?: number) {
   const set = await readPostsByIds(c.var.db, [id], viewContext(c).viewerId, { liveOnly: true });
   const found = set.page[0];
@@ -100,7 +95,7 @@ async function fileOembedOf(c: Ctx, code: string, origin: string, maxWidth?: num
   await signUrls(c, [row], 60);
   const embed = fileOembed(row, origin);
   if (!embed) throw ApiError.notFound("no oEmbed for this file: only image, audio and video files with their media information have one");
-  const sized = typeof embed.width === "number" && typeof embed.height === "number" ? fit(embed.width, embed.height as number, maxWidth, maxHeight) : {};
+  const sized = typeof embed.width === "number" && typeof embed.height === "number" ? fitWithin(embed.width, embed.height as number, maxWidth || Infinity, maxHeight || Infinity) : {};
   return {
     ...embed,
     ...sized,

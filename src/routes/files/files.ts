@@ -263,7 +263,7 @@ export const fileRoutes = createRouter()
       const clock = () => at + Math.floor((Date.now() - startedMs) / 1000);
       c.executionCtx.waitUntil(
         runFileDelete(
-          { db: c.var.db, bucket: c.env.FILES, clock, onDeleted: (rows) => rows.forEach((r) => publishFile(c, r, true)) },
+          { db: c.var.db, bucket: c.env.FILES, clock, onDeleted: (rows) => { for (const r of rows) publishFile(c, r, true); } },
           { opId: id, userId: user.id, fileIds: ids, scopeTypes: scopeTypes(c) },
         ),
       );

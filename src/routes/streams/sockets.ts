@@ -3,6 +3,7 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { APP_TOKEN, currentUser, userToken } from "../../auth/access";
 import { appHubFor, userHubFor } from "../../events/hubs";
+import { wakeRelay } from "../../events/publish";
 import { ApiError } from "../../http/errors";
 import { createRouter, defineRoute, errors } from "../../http/route";
 import type { AppEnv } from "../../http/types";
@@ -91,6 +92,7 @@ export const streamSocketRoutes = createRouter()
         since,
         params: connectionParamsOf(c.req.query()),
       };
+      if (since !== undefined) wakeRelay(c.env, c.executionCtx);
       return (await appHubFor(c.env, appId, key).fetch(hubRequest("X-Stream", connect))) as never;
     },
   )
@@ -130,6 +132,7 @@ export const streamSocketRoutes = createRouter()
         ...(connectionId !== undefined ? { resume: { connectionId, since } } : {}),
         params: connectionParamsOf(c.req.query()),
       };
+      if (since !== undefined) wakeRelay(c.env, c.executionCtx);
       return (await userHubFor(c.env, connect.userId).fetch(hubRequest("X-Connection", connect))) as never;
     },
   );
