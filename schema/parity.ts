@@ -1,16 +1,18 @@
 /**
- * Compile-time parity of the two schemas (types only; this module has no runtime code and
- * nothing imports it: `tsc --noEmit` checks it because tsconfig includes `schema/**`).
+ * Compile-time parity of the two generated schemas (types only; this module has no runtime code
+ * and nothing imports it: `tsc --noEmit` checks it because tsconfig includes `schema/**`).
  *
- * On Postgres the stores use the pg-core tables of `./pg/tables.ts` at runtime while their
- * types are those of `./tables.ts` (sqlite-core), so for every table the row types must be
- * exactly equal. A mismatch fails `npm run typecheck` on the line of the table concerned.
+ * Both files are generated from one spec (schema/spec, schema/generate/drizzle.ts), so their SQL
+ * names, keys, defaults and indexes agree by construction (and drizzle-kit compares each with its
+ * migration snapshots). What the generator can still get wrong is the TypeScript side of its two
+ * dialect mappings: on Postgres the stores use the pg-core tables of `./pg/tables.ts` at runtime
+ * while their types are those of `./tables.ts` (sqlite-core), so for every table the row types
+ * must be exactly equal. A mismatch fails `npm run typecheck` on the line of the table concerned.
  *   (a) both modules export the same table names;
  *   (b) `$inferSelect` and `$inferInsert` are exactly equal per table;
  *   (c) the JS keys map to the same SQL column names, and the SQL table names agree, where
  *       the types carry them as literals (columns built by a helper taking `name: string`
- *       carry plain `string`; those, and index / primary-key names, are compared at runtime
- *       by test/unit/schema-parity.test.ts).
+ *       carry plain `string`).
  */
 
 import type { Table } from "drizzle-orm";

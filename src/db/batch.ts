@@ -40,21 +40,15 @@ export function compile(q: SQL): Query {
   return { sql: text, params };
 }
 
-const shapes = new Map<string, Query>();
-
 /**
  * A statement whose text depends only on `key`: built (with `sql.placeholder(name)` for every
  * per-request value) and compiled on the first request of its shape, then bound to `values` by
  * name. drizzle's compile of a list's page cost 0.15-0.4 ms of CPU per request (more than its
- * building); this is a map lookup. Keys come from code (kinds and flags), so they are few.
+ * building); this is a map lookup. Keys come from code (kinds and flags), so they are few; they
+ * share one cache with `boundShapes`'.
  */
 export function boundShape(key: string, build: () => SQL, values: Record<string, unknown>): BoundQuery {
-  let q = shapes.get(key);
-  if (!q) {
-    if (shapes.size >= 4096) shapes.clear();
-    shapes.set(key, (q = compile(build())));
-  }
-  return new BoundQuery({ sql: q.sql, params: fillPlaceholders(q.params, values) });
+  return boundShapes(key, () => [build()], values)[0];
 }
 
 const shapeLists = new Map<string, Query[]>();
@@ -66,7 +60,7 @@ const shapeLists = new Map<string, Query[]>();
 export function boundShapes(key: string, build: () => (SQL | BoundQuery)[], values: Record<string, unknown>): BoundQuery[] {
   let qs = shapeLists.get(key);
   if (!qs) {
-    if (shapeLists.size >= 1024) shapeLists.clear();
+    if (shapeLists.size >= 4096) shapeLists.clear();
     shapeLists.set(key, (qs = build().map((s) => (s instanceof BoundQuery ? s.query : compile(s)))));
   }
   return qs.map((q) => new BoundQuery({ sql: q.sql, params: fillPlaceholders(q.params, values) }));

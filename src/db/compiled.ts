@@ -1,4 +1,5 @@
 import { Column, is, SQL, sql } from "drizzle-orm";
+import { jsonObject } from "./dialect";
 import type { Row } from "./types";
 
 // Statements of the hot reads are compiled once and their rows decoded by field lists built
@@ -44,3 +45,20 @@ export function pick(row: Row, fields: Field[]): Record<string, unknown> {
   return out;
 }
 
+
+/**
+ * `fields` as one JSON object column (keys `<prefix><key>`), for rows that would pass D1's 100
+ * columns; `pickJson` decodes it. null when `present` (a condition) is false, as for a LEFT JOIN
+ * that found nothing. Postgres: at most 50 fields (json_build_object takes 100 arguments).
+ */
+export function jsonGroup(fields: Record<string, Expr>, prefix: string, present: SQL): { select: SQL; fields: Field[] } {
+  const { fields: out } = selectGroup(fields, prefix);
+  const pairs = Object.values(fields).flatMap((expr, i) => [sql.raw(`'${out[i][1]}'`), is(expr, SQL.Aliased) ? expr.sql : expr]);
+  return { select: sql`CASE WHEN ${present} THEN ${jsonObject(...(pairs as SQL[]))} END`, fields: out };
+}
+
+/** The fields of a `jsonGroup` column (JSON text on D1, parsed already on Postgres), or null. */
+export function pickJson(value: unknown, fields: Field[]): Record<string, unknown> | null {
+  if (value == null) return null;
+  return pick((typeof value === "string" ? JSON.parse(value) : value) as Row, fields);
+}

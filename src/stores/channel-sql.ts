@@ -67,8 +67,11 @@ let userFields: Field[] | undefined;
  * Columns of the user joined as `users` (unaliased), with the viewer's relationship flags,
  * aliased `u__<field>` so they can sit next to other columns; `readUser` decodes them.
  */
-export function userColumnsSql(viewerId: ViewerSlot | SQL | null): SQL {
-  return sql.join(selectGroup(userViewColumns(viewerId), USER_PREFIX).select, sql`, `);
+export function userColumnsSql(viewerId: ViewerSlot | SQL | null, presence = true): SQL {
+  const columns = userViewColumns(viewerId);
+  // Without `include_presence` no view shows it: not read (a presence probe per user, which D1 counts).
+  if (!presence) columns.presence = sql<string | null>`CAST(NULL AS TEXT)`;
+  return sql.join(selectGroup(columns, USER_PREFIX).select, sql`, `);
 }
 
 /** The embedded user of a raw row selected with `userColumnsSql`, or null when the join found none. */
@@ -94,28 +97,26 @@ export const json = (v: unknown) => (typeof v === "string" ? JSON.parse(v) : (v 
  * `before` (`pageBoundValues` gives their values), and the part of the shape's key they decide.
  */
 export function pageBoundsShape(col: string, page: Page): { sql: SQL; key: string } {
-  const c = sql.raw(col);
-  const conds: SQL[] = [];
-  let key = "";
-  if (page.sinceId !== undefined) {
-    conds.push(page.sinceInclusive ? sql`${c} >= ${sql.placeholder("since")}` : sql`${c} > ${sql.placeholder("since")}`);
-    key += page.sinceInclusive ? "S" : "s";
-  }
-  if (page.beforeId !== undefined) {
-    conds.push(page.beforeInclusive ? sql`${c} <= ${sql.placeholder("before")}` : sql`${c} < ${sql.placeholder("before")}`);
-    key += page.beforeInclusive ? "B" : "b";
-  }
-  return { sql: conds.length ? sql.join(conds, sql` AND `) : sql`true`, key };
+  const key = (page.sinceId === undefined ? "" : page.sinceInclusive ? "S" : "s") + (page.beforeId === undefined ? "" : page.beforeInclusive ? "B" : "b");
+  return { sql: pageBoundsSql(col, page, { since: sql.placeholder("since"), before: sql.placeholder("before") }), key };
 }
 
 /** The values of `pageBoundsShape`'s placeholders. */
 export const pageBoundValues = (page: Page) => ({ since: page.sinceId, before: page.beforeId });
 
-/** Since/before bounds of a page on a pagination column given as SQL text (e.g. `m.id`). */
-export function pageBoundsSql(col: string, page: { sinceId?: number; sinceInclusive?: boolean; beforeId?: number; beforeInclusive?: boolean }): SQL {
-  const c = sql.raw(col);
+/**
+ * Since/before bounds of a page on a pagination column (SQL text such as `m.id`, or SQL), `true`
+ * without any. The bounds' values are the page's ids unless given (placeholders, for a statement
+ * compiled once per shape).
+ */
+export function pageBoundsSql(
+  col: string | SQL,
+  page: { sinceId?: number; sinceInclusive?: boolean; beforeId?: number; beforeInclusive?: boolean },
+  values: { since?: unknown; before?: unknown } = { since: page.sinceId, before: page.beforeId },
+): SQL {
+  const c = typeof col === "string" ? sql.raw(col) : col;
   const conds: SQL[] = [];
-  if (page.sinceId !== undefined) conds.push(page.sinceInclusive ? sql`${c} >= ${page.sinceId}` : sql`${c} > ${page.sinceId}`);
-  if (page.beforeId !== undefined) conds.push(page.beforeInclusive ? sql`${c} <= ${page.beforeId}` : sql`${c} < ${page.beforeId}`);
+  if (page.sinceId !== undefined) conds.push(page.sinceInclusive ? sql`${c} >= ${values.since}` : sql`${c} > ${values.since}`);
+  if (page.beforeId !== undefined) conds.push(page.beforeInclusive ? sql`${c} <= ${values.before}` : sql`${c} < ${values.before}`);
   return conds.length ? sql.join(conds, sql` AND `) : sql`true`;
 }

@@ -109,13 +109,14 @@ function groupsPageSql(userId: ViewerSlot, actions: readonly InteractionAction[]
  * event one actor (the writes keep one event per actor and group, its latest). Anonymous polls
  * name no one: their events are not even read. Rows come in no order (`readActors` sorts them).
  */
-function groupActorsSql(pg: SQL, viewerId: ViewerSlot | null): SQL {
-  return sql`WITH pg AS (${pg})
-    SELECT pg.id AS ix_group_id, e.id AS ix_event_id, ${userColumnsSql(viewerId)}
-    FROM pg JOIN interaction_events e ON e.group_id = pg.id JOIN users ON users.id = e.actor_id
-    WHERE e.id >= coalesce((SELECT e2.id FROM interaction_events e2 WHERE e2.group_id = pg.id
-        ORDER BY e2.id DESC LIMIT 1 OFFSET ${USERS_PER_INTERACTION - 1}), 0)
-      AND (pg.action <> 'poll_response' OR coalesce((SELECT ap.is_anonymous FROM polls ap WHERE ap.id = pg.object_id), 1) = 0)`;
+function groupActorsSql(pg: SQL, viewerId: ViewerSlot | null, presence = true): SQL {
+  // The oldest event shown is found once per group (in `pf`), not once per event joined: D1
+  // counts the rows of every run of that walk.
+  return sql`WITH pg AS (${pg}), pf AS (SELECT pg.id, coalesce((SELECT e2.id FROM interaction_events e2 WHERE e2.group_id = pg.id
+        ORDER BY e2.id DESC LIMIT 1 OFFSET ${USERS_PER_INTERACTION - 1}), 0) AS first_event
+      FROM pg WHERE pg.action <> 'poll_response' OR coalesce((SELECT ap.is_anonymous FROM polls ap WHERE ap.id = pg.object_id), 1) = 0)
+    SELECT pf.id AS ix_group_id, e.id AS ix_event_id, ${userColumnsSql(viewerId, presence)}
+    FROM pf JOIN interaction_events e ON e.group_id = pf.id AND e.id >= pf.first_event JOIN users ON users.id = e.actor_id`;
 }
 
 const readGroups = (r: RawResult) =>
@@ -146,29 +147,29 @@ function readActors(r: RawResult): Map<number, UserView[]> {
  * and polls acted on. Each statement recomputes the page (a bounded index range scan) as a
  * subquery, so all of it is one round trip. `actions` must not be empty.
  */
-export function interactionPageQueries(userId: Viewer, actions: readonly InteractionAction[], page: Page): BoundQuery[] {
+export function interactionPageQueries(userId: Viewer, actions: readonly InteractionAction[], page: Page, presence = true): BoundQuery[] {
   // Compiled once per shape (building and compiling five statements through drizzle cost more
   // CPU than reading them), bound per request by name.
   const byId = typeof userId === "number";
   const bounds = pageBoundsShape("g.latest_event_id", page);
-  const key = `interactions:${byId ? "user" : "token"}:${actions.join(",")}:${bounds.key}:${page.newestFirst ? "desc" : "asc"}`;
+  const key = `interactions:${byId ? "user" : "token"}:${actions.join(",")}:${bounds.key}:${page.newestFirst ? "desc" : "asc"}:${presence}`;
   const values = { viewer: byId ? userId : undefined, hash: byId ? undefined : userId.tokenHash, limit: page.limit + 1, ...pageBoundValues(page) };
   const slot: ViewerSlot = byId ? sql.placeholder("viewer") : { tokenHash: sql.placeholder("hash") as unknown as string };
-  return boundShapes(key, () => pageStatements(slot, actions, page, bounds.sql), values);
+  return boundShapes(key, () => pageStatements(slot, actions, page, bounds.sql, presence), values);
 }
 
-function pageStatements(userId: ViewerSlot, actions: readonly InteractionAction[], page: Page, bounds: SQL): (SQL | BoundQuery)[] {
+function pageStatements(userId: ViewerSlot, actions: readonly InteractionAction[], page: Page, bounds: SQL, presence: boolean): (SQL | BoundQuery)[] {
   const pg = groupsPageSql(userId, actions, page, bounds);
   const objectsOf = (list: readonly InteractionAction[]) =>
     sql`SELECT pg.object_id AS id FROM (${pg}) pg WHERE pg.action IN ${inList(list, "text")}`;
-  const actors = groupActorsSql(pg, userId);
+  const actors = groupActorsSql(pg, userId, presence);
   const wants = (list: readonly InteractionAction[]) => actions.some((a) => list.includes(a));
   const none = sql`SELECT 1 WHERE false`;
   return [
     pg,
     actors,
-    postsQuery(userId, wants(POST_ACTIONS) ? objectsOf(POST_ACTIONS) : sql`SELECT 0 AS id WHERE false`),
-    wants(["follow"]) ? sql`SELECT ${userColumnsSql(userId)} FROM users WHERE users.id IN (${objectsOf(["follow"])})` : none,
+    postsQuery(userId, wants(POST_ACTIONS) ? objectsOf(POST_ACTIONS) : sql`SELECT 0 AS id WHERE false`, { presence }),
+    wants(["follow"]) ? sql`SELECT ${userColumnsSql(userId, presence)} FROM users WHERE users.id IN (${objectsOf(["follow"])})` : none,
     wants(["poll_response"])
       ? sql`SELECT p.id, p.prompt, p.closed_at, p.user_id, p.poll_token, p.is_anonymous, p.is_deleted,
           (SELECT ${jsonArrayAgg(jsonArray(sql`o.position`, sql`o.text`))} FROM poll_options o WHERE o.poll_id = p.id) AS options
@@ -178,8 +179,8 @@ function pageStatements(userId: ViewerSlot, actions: readonly InteractionAction[
 }
 
 /** One page of the user's interactions and everything its items embed, in one round trip. */
-export async function readInteractions(db: Db, userId: number, actions: readonly InteractionAction[], page: Page): Promise<InteractionPage> {
-  return decodeInteractionPage(await mixedBatch(db, interactionPageQueries(userId, actions, page)));
+export async function readInteractions(db: Db, userId: number, actions: readonly InteractionAction[], page: Page, presence = true): Promise<InteractionPage> {
+  return decodeInteractionPage(await mixedBatch(db, interactionPageQueries(userId, actions, page, presence)));
 }
 
 /** The results of `interactionPageQueries` (in order) as a page. */
@@ -215,13 +216,13 @@ export const POST_INTERACTION_ACTIONS: readonly InteractionAction[] = ["bookmark
  * One page of the interactions with a post (the original, for a repost): its author's interaction
  * groups of that post, with their actors, in one round trip. `found` is false for no such post.
  */
-export async function readPostInteractions(db: Db, postId: number, actions: readonly InteractionAction[], page: Page, viewerId: number | null) {
+export async function readPostInteractions(db: Db, postId: number, actions: readonly InteractionAction[], page: Page, viewerId: number | null, presence = true) {
   const post = sql`coalesce((SELECT ip.repost_of FROM posts ip WHERE ip.id = ${postId}), ${postId})`;
   const dir = sql.raw(page.newestFirst ? "DESC" : "ASC");
   const pg = sql`SELECT g.id, g.action, g.object_id, g.latest_event_id, g.latest_at FROM interaction_groups g
     WHERE g.user_id = (SELECT au.user_id FROM posts au WHERE au.id = ${post}) AND g.action IN ${inList(actions, "text")}
       AND g.object_id = ${post} AND ${pageBoundsSql("g.latest_event_id", page)}
     ORDER BY g.latest_event_id ${dir} LIMIT ${page.limit + 1}`;
-  const [exists, groups, actors] = await mixedBatch(db, [sql`SELECT 1 AS found FROM posts WHERE id = ${postId}`, pg, groupActorsSql(pg, viewerId)]);
+  const [exists, groups, actors] = await mixedBatch(db, [sql`SELECT 1 AS found FROM posts WHERE id = ${postId}`, pg, groupActorsSql(pg, viewerId, presence)]);
   return { found: exists.results.length > 0, groups: readGroups(groups), actors: readActors(actors) };
 }

@@ -4,6 +4,7 @@ import { boundShape, mixedBatch, type BoundQuery } from "../db/batch";
 import { text, unindexed } from "../db/dialect";
 import type { PostFilters } from "../http/params";
 import type { Page } from "../http/pagination";
+import { pageBoundsSql } from "./channel-sql";
 import { homePage } from "./home-timeline";
 import { changedIds, postChangesQuery, type ChangedIds } from "./post-changes";
 import { pageRow, postReads, type PostReadOptions, type PostSet } from "./posts";
@@ -65,12 +66,7 @@ interface ListArgs {
 }
 
 /** The page's since/before bounds on `col` (`true` without any). */
-function bounds(col: SQL, page: Page, a: ListArgs): SQL {
-  const conds: SQL[] = [];
-  if (page.sinceId !== undefined) conds.push(page.sinceInclusive ? sql`${col} >= ${a.sinceId}` : sql`${col} > ${a.sinceId}`);
-  if (page.beforeId !== undefined) conds.push(page.beforeInclusive ? sql`${col} <= ${a.beforeId}` : sql`${col} < ${a.beforeId}`);
-  return conds.length ? sql.join(conds, sql` and `) : sql`true`;
-}
+const bounds = (col: SQL, page: Page, a: ListArgs): SQL => pageBoundsSql(col, page, { since: a.sinceId, before: a.beforeId });
 
 /** A page of post ids walked in id order (the stream's pagination id). */
 function pageOf(cond: SQL, page: Page, a: ListArgs): SQL {

@@ -1,8 +1,8 @@
-import { fillPlaceholders, getTableColumns, Placeholder, sql, type SQL } from "drizzle-orm";
+import { fillPlaceholders, getTableColumns, Placeholder, sql, type Column, type SQL } from "drizzle-orm";
 import { schema, type Row } from "../db";
 import { dialect } from "../db/dialect";
 import { BoundQuery, compile, shiftParams } from "../db/batch";
-import { selectGroup, pick, type Field } from "../db/compiled";
+import { jsonGroup, pick, pickJson, selectGroup, type Field } from "../db/compiled";
 import type { AppRef, PostRecord, PostView } from "./posts";
 import { embeddedUserColumns, type UserView, type ViewerSlot } from "./users";
 
@@ -12,15 +12,15 @@ import { embeddedUserColumns, type UserView, type ViewerSlot } from "./users";
 // read itself (docs/benchmark.md, "Statements built once"). The page of ids is a CTE: a list's comes compiled
 // per shape (post-lists.ts `listPageQuery`), others are compiled per request.
 
-const { posts, users, apps } = schema;
+const { posts, apps } = schema;
 
 interface Shape {
-  /** The statement after `WITH page AS (…)` (from its next CTE on), with `$n` numbered from 1 on Postgres. */
+  /** The statement after `WITH page AS (…)`, with `$n` numbered from 1 on Postgres. */
   text: string;
   params: unknown[];
-  postFields: Field[];
-  userFields: Field[];
-  appFields: Field[];
+  /** The fields of a page row's post, author and client, and of the original a repost embeds (two JSON columns). */
+  row: { post: Field[]; user: Field[]; app: Field[] };
+  original: { post: Field[]; user: Field[] };
   /** Postgres: the text with its parameters renumbered after a page of n parameters. */
   shifted: Map<number, string>;
 }
@@ -29,47 +29,77 @@ const bool = (v: unknown) => v === 1 || v === true || v === "1";
 
 type ViewerKind = "anonymous" | "user" | "token";
 
-function buildShape(kind: ViewerKind, paged: boolean): Shape {
+/** The columns of `table` as joined under the alias `as`, each decoded as its column. */
+function columnsAs<T extends Record<string, Column>>(table: T, as: string): Record<keyof T, SQL> {
+  return Object.fromEntries(Object.entries(table).map(([key, col]) => [key, sql.raw(`"${as}"."${col.name}"`).mapWith(col)])) as Record<keyof T, SQL>;
+}
+
+/**
+ * The values of one post joined as `t.post` with its author (`t.user`) and client (`t.app`): the
+ * viewer's relationship flags to the author, and the viewer's bookmark and repost flags.
+ */
+function postParts(viewer: SQL | null, t: { post: string; user: string; app: string }, presence: boolean) {
+  const flag = (q: SQL) => (viewer ? q : sql`0`);
+  const id = sql.raw(`"${t.post}"."id"`);
+  const { clientId, name, url, deletedAt } = columnsAs(getTableColumns(apps), t.app);
+  return {
+    post: columnsAs(getTableColumns(posts), t.post),
+    user: embeddedUserColumns(viewer, t.user, presence),
+    app: { clientId, name, url, deletedAt },
+    flags: {
+      youBookmarked: flag(sql`exists(select 1 from bookmarks yb where yb.user_id = ${viewer} and yb.post_id = ${id})`).mapWith(bool),
+      youReposted: flag(sql`exists(select 1 from posts yr where yr.repost_of = ${id} and yr.user_id = ${viewer})`).mapWith(bool),
+    },
+  };
+}
+
+function buildShape(kind: ViewerKind, paged: boolean, presence: boolean): Shape {
   const viewer =
     kind === "anonymous"
       ? null
       : kind === "user"
         ? sql`${sql.placeholder("viewer")}`
         : sql`(SELECT vt.user_id FROM tokens vt WHERE vt.token_hash = ${sql.placeholder("hash")})`;
-  const flag = (q: SQL) => (viewer ? q : sql`0`);
-  const post = selectGroup(getTableColumns(posts), "p_");
-  const user = selectGroup(embeddedUserColumns(viewer), "u_");
-  const app = selectGroup({ clientId: apps.clientId, name: apps.name, url: apps.url, deletedAt: apps.deletedAt }, "a_");
-  const extra = [
-    sql`${flag(sql`exists(select 1 from bookmarks yb where yb.user_id = ${viewer} and yb.post_id = ${posts.id})`)} AS you_bookmarked`,
-    sql`${flag(sql`exists(select 1 from posts yr where yr.repost_of = ${posts.id} and yr.user_id = ${viewer})`)} AS you_reposted`,
-    sql`sel.in_page AS in_page`,
-    sql`sel.pid AS page_pid`,
-    sql`sel.pos AS page_pos`,
-    sql`sel.note AS page_note`,
-  ];
-  // The rows to read: the page's (with their place) and the originals its reposts embed, driven
-  // from the page, each post a primary-key probe. The page is referenced twice at most: SQLite
-  // runs a CTE's query again (or scans its materialized rows) at every reference, and D1 counts
-  // every row those read. A post both in the page and embedded comes twice (the page's row wins).
-  // `+sel.id`: SQLite must drive from `sel` and probe posts by primary key; left free, D1 chose to
-  // walk all of posts and probe an automatic index on `sel` for the home timelines' compound page
-  // (20,000 rows read for a page of 20).
-  const pageCols = paged ? sql`pg.pid, pg.pos, pg.note` : sql`CAST(NULL AS BIGINT) AS pid, CAST(NULL AS BIGINT) AS pos, CAST(NULL AS TEXT) AS note`;
-  const statement = sql`, sel AS (SELECT pg.id, ${pageCols}, 1 AS in_page FROM page pg
-      UNION SELECT ro.repost_of, NULL, NULL, NULL, 0 FROM page rp JOIN posts ro ON ro.id = rp.id WHERE ro.repost_of IS NOT NULL)
-    SELECT ${sql.join([...post.select, ...user.select, ...app.select, ...extra], sql`, `)}
-    FROM sel JOIN ${posts} ON ${posts.id} = +sel.id
-      LEFT JOIN ${users} ON ${users.id} = ${posts.userId} LEFT JOIN ${apps} ON ${apps.id} = ${posts.appId}`;
+  const r = postParts(viewer, { post: "p", user: "u", app: "a" }, presence);
+  const post = selectGroup({ ...r.post, ...r.flags }, "p_");
+  const user = selectGroup(r.user, "u_");
+  const app = selectGroup(r.app, "a_");
+  // The original a repost embeds, in two JSON columns: side by side with the page's post, its
+  // columns would pass D1's 100 columns a row.
+  const o = postParts(viewer, { post: "o", user: "ou", app: "oa" }, presence);
+  const oPost = jsonGroup({ ...o.post, ...o.flags, ...prefixed(o.app, "app_") }, "", sql`o.id IS NOT NULL`);
+  const oUser = jsonGroup(o.user, "", sql`ou.id IS NOT NULL`);
+  const pageCols = paged
+    ? sql`pg.pid AS page_pid, pg.pos AS page_pos, pg.note AS page_note`
+    : sql`CAST(NULL AS BIGINT) AS page_pid, CAST(NULL AS BIGINT) AS page_pos, CAST(NULL AS TEXT) AS page_note`;
+  // One row per page row: the post and, for a repost, the original it embeds, side by side. The
+  // page is read once (SQLite runs a CTE's query again at every reference, and D1 counts every
+  // row each run reads: a UNION of the page's and the originals' rows cost ~5 rows a post).
+  // `+pg.id`: SQLite must drive from the page and probe posts by primary key; left free, D1 chose
+  // to walk all of posts and probe an automatic index on the page for the home timelines'
+  // compound page (20,000 rows read for a page of 20).
+  const select = [...post.select, ...user.select, ...app.select, sql`${oPost.select} AS o_post`, sql`${oUser.select} AS o_user`, pageCols];
+  const statement = sql` SELECT ${sql.join(select, sql`, `)}
+    FROM page pg JOIN posts p ON p.id = +pg.id
+      LEFT JOIN users u ON u.id = p.user_id LEFT JOIN apps a ON a.id = p.app_id
+      LEFT JOIN posts o ON o.id = p.repost_of LEFT JOIN users ou ON ou.id = o.user_id LEFT JOIN apps oa ON oa.id = o.app_id`;
   const { sql: text, params } = compile(statement);
-  return { text, params, postFields: post.fields, userFields: user.fields, appFields: app.fields, shifted: new Map() };
+  return {
+    text,
+    params,
+    row: { post: post.fields, user: user.fields, app: app.fields },
+    original: { post: oPost.fields, user: oUser.fields },
+    shifted: new Map(),
+  };
 }
 
+const prefixed = <T extends Record<string, SQL>>(o: T, prefix: string) => Object.fromEntries(Object.entries(o).map(([k, v]) => [prefix + k, v]));
+
 const shapes = new Map<string, Shape>();
-function shapeFor(kind: ViewerKind, paged: boolean): Shape {
-  const key = `${kind}:${paged}`;
+function shapeFor(kind: ViewerKind, paged: boolean, presence: boolean): Shape {
+  const key = `${kind}:${paged}:${presence}`;
   let shape = shapes.get(key);
-  if (!shape) shapes.set(key, (shape = buildShape(kind, paged)));
+  if (!shape) shapes.set(key, (shape = buildShape(kind, paged, presence)));
   return shape;
 }
 
@@ -78,9 +108,9 @@ function shapeFor(kind: ViewerKind, paged: boolean): Shape {
  * `paged` the columns of `pageRow`), plus the originals their reposts embed, each with author,
  * client and the viewer's flags; decode its rows with `decodePostRow`.
  */
-export function boundPostsQuery(viewer: ViewerSlot | null, pageIds: SQL | BoundQuery, paged: boolean): BoundQuery {
+export function boundPostsQuery(viewer: ViewerSlot | null, pageIds: SQL | BoundQuery, paged: boolean, presence = true): BoundQuery {
   const byId = typeof viewer === "number" || viewer instanceof Placeholder;
-  const shape = shapeFor(viewer == null ? "anonymous" : byId ? "user" : "token", paged);
+  const shape = shapeFor(viewer == null ? "anonymous" : byId ? "user" : "token", paged, presence);
   const page = pageIds instanceof BoundQuery ? pageIds.query : compile(pageIds);
   let text = shape.text;
   if (dialect.numberedParams && page.params.length) {
@@ -93,16 +123,25 @@ export function boundPostsQuery(viewer: ViewerSlot | null, pageIds: SQL | BoundQ
   return new BoundQuery({ sql: `with page as (${page.sql})${text}`, params: [...page.params, ...params] });
 }
 
-/** A row of `boundPostsQuery` as a PostView, and whether the page asked for it (else it is an embedded original). */
-export function decodePostRow(row: Row): { view: PostView; inPage: boolean } {
-  const shape = shapeFor("user", false); // the fields are the same for every shape
-  const view: PostView = {
-    post: pick(row, shape.postFields) as unknown as PostRecord,
-    user: row.u_id == null ? null : (pick(row, shape.userFields) as unknown as UserView),
-    app: row.a_clientId == null ? null : (pick(row, shape.appFields) as unknown as AppRef),
-    youBookmarked: bool(row.you_bookmarked),
-    youReposted: bool(row.you_reposted),
-  };
+/** The post of a row of `boundPostsQuery` (the page's, with its place), and the original it embeds when it is a repost. */
+export function decodePostRow(row: Row): { view: PostView; original: PostView | null } {
+  const shape = shapeFor("user", false, true); // the fields are the same for every shape
+  const post = pick(row, shape.row.post);
+  const view = postView(post, row.u_id == null ? null : pick(row, shape.row.user), row.a_clientId == null ? null : pick(row, shape.row.app));
   if (row.page_pid != null) [view.pid, view.pos, view.note] = [Number(row.page_pid), Number(row.page_pos), (row.page_note as string | null) ?? null];
-  return { view, inPage: bool(row.in_page) };
+  const o = pickJson(row.o_post, shape.original.post);
+  if (!o) return { view, original: null };
+  const app = o.app_clientId == null ? null : { clientId: o.app_clientId, name: o.app_name, url: o.app_url, deletedAt: o.app_deletedAt };
+  return { view, original: postView(o, pickJson(row.o_user, shape.original.user), app) };
+}
+
+function postView(post: Record<string, unknown>, user: Record<string, unknown> | null, app: Record<string, unknown> | null): PostView {
+  const { youBookmarked, youReposted, ...record } = post;
+  return {
+    post: record as unknown as PostRecord,
+    user: user as unknown as UserView | null,
+    app: app as unknown as AppRef | null,
+    youBookmarked: youBookmarked === true,
+    youReposted: youReposted === true,
+  };
 }

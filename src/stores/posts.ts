@@ -55,6 +55,8 @@ export interface PostSet {
 export interface PostReadOptions {
   bookmarkedBy?: boolean;
   repostedBy?: boolean;
+  /** false: the request does not show users' presence (`include_presence`), so it is not read. */
+  presence?: boolean;
 }
 
 /** How many users `bookmarked_by` and `reposted_by` list: the most recent. */
@@ -77,8 +79,8 @@ export const pageRow = (id: SQL, pid: SQL, pos: SQL, note: SQL = text(null)) => 
  * The read of the posts whose ids `pageIds` selects: a query with the column `id`, or with
  * `paged` the columns of `pageRow`. Its result (raw rows) goes to `toPostSet`.
  */
-export function postsQuery(viewer: ViewerSlot | null, pageIds: SQL | BoundQuery, opts: { paged?: boolean } = {}): BoundQuery {
-  return boundPostsQuery(viewer, pageIds, opts.paged ?? false);
+export function postsQuery(viewer: ViewerSlot | null, pageIds: SQL | BoundQuery, opts: { paged?: boolean; presence?: boolean } = {}): BoundQuery {
+  return boundPostsQuery(viewer, pageIds, opts.paged ?? false, opts.presence ?? true);
 }
 
 export type PostRows = RawResult;
@@ -90,13 +92,16 @@ export function toPostSet(rows: PostRows, order?: (a: PostView, b: PostView) => 
   const byId = new Map<number, PostView>();
   const page: PostView[] = [];
   let paged = false;
+  const originals: PostView[] = [];
   for (const r of rows.results) {
-    const { view, inPage } = decodePostRow(r);
+    const { view, original } = decodePostRow(r);
     paged ||= view.pos != null;
-    // A post both in the page and embedded by a repost of it comes twice: the page's row wins.
-    if (inPage || !byId.has(view.post.id)) byId.set(view.post.id, view);
-    if (inPage) page.push(view);
+    byId.set(view.post.id, view);
+    page.push(view);
+    if (original) originals.push(original);
   }
+  // A post both in the page and embedded by a repost of it comes twice: the page's row wins.
+  for (const o of originals) if (!byId.has(o.post.id)) byId.set(o.post.id, o);
   page.sort(order ?? (paged ? (a, b) => (a.pos ?? 0) - (b.pos ?? 0) : byNewest));
   return { page, byId };
 }

@@ -26,27 +26,30 @@ export type UserView = UserRecord &
 
 // Qualified by hand: a single-table select renders `${users.id}` as a bare `"id"`, which inside
 // these subqueries would name the subquery's own `id` column (follows have one).
-const USER_ID = sql`"users"."id"`;
+// `as`: the alias the users table is joined under (a plain identifier).
+const userCol = (as: string, col: string) => sql.raw(`"${as}"."${col}"`);
 
 /**
- * The badge and live presence of the user selected as `users`. Presence is checked against the
- * database clock (stores have no request clock here), as every presence read filters on expiry.
+ * The badge and live presence of the user selected as `users` (or under the alias `as`).
+ * Presence is checked against the database clock (stores have no request clock here), as every
+ * presence read filters on expiry.
  */
-export function userExtraColumns() {
+export function userExtraColumns(as = "users") {
   return {
-    badgeName: sql<string | null>`(select bn.name from badges bn where bn.id = "users"."badge_id")`,
-    presence: sql<string | null>`(select pr.presence from presence pr where pr.user_id = ${USER_ID} and pr.expires_at > ${epochNow} and "users"."is_disabled" = 0)`,
+    badgeName: sql<string | null>`(select bn.name from badges bn where bn.id = ${userCol(as, "badge_id")})`,
+    presence: sql<string | null>`(select pr.presence from presence pr where pr.user_id = ${userCol(as, "id")} and pr.expires_at > ${epochNow} and ${userCol(as, "is_disabled")} = 0)`,
   };
 }
 
-/** The viewer's relationship flags to the user selected as `users` (`v`: the viewer's id, or a placeholder for it). */
-function relationFlags(v: number | SQL) {
+/** The viewer's relationship flags to the user selected as `users` or `as` (`v`: the viewer's id, or a placeholder for it). */
+function relationFlags(v: number | SQL, as = "users") {
+  const ref = userCol(as, "id");
   return {
-    followsYou: sql<number>`exists(select 1 from follows f where f.follower_id = ${USER_ID} and f.followed_id = ${v})`.mapWith(Boolean),
-    youFollow: sql<number>`exists(select 1 from follows f where f.follower_id = ${v} and f.followed_id = ${USER_ID})`.mapWith(Boolean),
-    youMuted: sql<number>`exists(select 1 from user_mutes m where m.user_id = ${v} and m.muted_id = ${USER_ID})`.mapWith(Boolean),
-    youBlocked: sql<number>`exists(select 1 from user_blocks b where b.user_id = ${v} and b.blocked_id = ${USER_ID})`.mapWith(Boolean),
-    blocksYou: sql<number>`exists(select 1 from user_blocks b where b.user_id = ${USER_ID} and b.blocked_id = ${v})`.mapWith(Boolean),
+    followsYou: sql<number>`exists(select 1 from follows f where f.follower_id = ${ref} and f.followed_id = ${v})`.mapWith(Boolean),
+    youFollow: sql<number>`exists(select 1 from follows f where f.follower_id = ${v} and f.followed_id = ${ref})`.mapWith(Boolean),
+    youMuted: sql<number>`exists(select 1 from user_mutes m where m.user_id = ${v} and m.muted_id = ${ref})`.mapWith(Boolean),
+    youBlocked: sql<number>`exists(select 1 from user_blocks b where b.user_id = ${v} and b.blocked_id = ${ref})`.mapWith(Boolean),
+    blocksYou: sql<number>`exists(select 1 from user_blocks b where b.user_id = ${ref} and b.blocked_id = ${v})`.mapWith(Boolean),
   };
 }
 
@@ -72,15 +75,21 @@ export function userViewColumns(viewer: ViewerSlot | SQL | null) {
 }
 
 /**
- * The columns of an embedded author, for statements compiled once (`viewer`: a placeholder, or
- * null for an anonymous viewer, whose flags are all constant 0). Secrets (password hash, email)
- * are not selected: no view of an embedded user shows them.
+ * The columns of an embedded author joined as `users`, or under the alias `as`, for statements
+ * compiled once (`viewer`: a placeholder, or null for an anonymous viewer, whose flags are all
+ * constant 0). Secrets (password hash, email) are not selected: no view of an embedded user shows
+ * them. Without `presence` (the request does not show it) the presence is not read.
  */
-export function embeddedUserColumns(viewer: SQL | null) {
-  const { passwordHash: _hash, email: _email, ...columns } = getTableColumns(users);
+export function embeddedUserColumns(viewer: SQL | null, as = "users", presence = true) {
+  const { passwordHash: _hash, email: _email, ...table } = getTableColumns(users);
+  const columns =
+    as === "users"
+      ? table
+      : Object.fromEntries(Object.entries(table).map(([key, col]) => [key, userCol(as, col.name).mapWith(col)]));
   const zero = sql<number>`0`.mapWith(Boolean);
-  const flags = viewer ? relationFlags(viewer) : { followsYou: zero, youFollow: zero, youMuted: zero, youBlocked: zero, blocksYou: zero };
-  return { ...columns, ...userExtraColumns(), ...flags };
+  const flags = viewer ? relationFlags(viewer, as) : { followsYou: zero, youFollow: zero, youMuted: zero, youBlocked: zero, blocksYou: zero };
+  const extras = userExtraColumns(as);
+  return { ...columns, ...extras, ...(presence ? {} : { presence: sql<string | null>`CAST(NULL AS TEXT)` }), ...flags };
 }
 
 export function usersByIdsQuery(db: Db, ids: number[], viewerId: number | null) {

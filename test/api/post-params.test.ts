@@ -43,6 +43,23 @@ describe("rendering parameters", { timeout: 60_000 }, () => {
     expect(stream.body.data.every((x: any) => x.user_id === a.user.id && !("user" in x))).toBe(true);
   });
 
+  it("include_presence shows the live status of a post's author and of a repost's original author; without it, none", async () => {
+    const [author, reposter] = await Promise.all([actor(`${SCOPES} presence`), actor(SCOPES)]);
+    const original = await post(author, "present");
+    expect((await call("PUT", "/users/me/presence", { token: author.token, json: { presence: "writing tests" } })).status).toBe(200);
+    expect((await call("PUT", `/posts/${original.id}/repost`, { token: reposter.token })).status).toBe(201);
+    for (const [path, token] of [[`/users/${reposter.user.id}/posts`, c.token], ["/posts/streams/me", reposter.token]]) {
+      const shown = await call("GET", `${path}?include_presence=1`, { token });
+      const repost = shown.body.data.find((x: any) => x.repost_of?.id === original.id);
+      expect(repost.user.presence, path).toBe("offline");
+      expect(repost.repost_of.user.presence, path).toBe("writing tests");
+      const hidden = await call("GET", path, { token });
+      expect(hidden.body.data.find((x: any) => x.repost_of?.id === original.id).repost_of.user, path).not.toHaveProperty("presence");
+    }
+    const one = await call("GET", `/posts/${original.id}?include_presence=1`, { token: c.token });
+    expect(one.body.data.user.presence).toBe("writing tests");
+  });
+
   it("include_bookmarked_by and include_reposted_by list the users, most recent first, in the same round trip", async () => {
     await call("PUT", `/posts/${p.id}/bookmark`, { token: b.token });
     await call("PUT", `/posts/${p.id}/bookmark`, { token: c.token });

@@ -12,7 +12,7 @@ import { POST_INTERACTION_ACTIONS, readPostInteractions } from "../../stores/int
 import { addBookmark, createRepost, deleteRepost, POST_REPORT_REASONS, removeBookmark, reportPost, setBookmarkNote, type PostReportReason } from "../../stores/post-writes";
 import { getPostBasics, readPost, type PostSet, type PostView } from "../../stores/posts";
 import { codePointLength } from "../../text";
-import { eventContext, viewContext } from "../../views/context";
+import { eventContext, shapeOfView, viewContext } from "../../views/context";
 import { neutralUser, renderPostForEvent } from "../../views/post";
 import { renderUser } from "../../views/user";
 import { parseActions } from "../users/interactions";
@@ -101,7 +101,7 @@ async function interactions(c: Ctx, postId: string, q: { count?: string; since_i
   const excluded = filters ? undefined : parseActions("exclude", q.exclude, POST_INTERACTION_ACTIONS);
   const actions = POST_INTERACTION_ACTIONS.filter((a) => (filters ? filters.includes(a) : !excluded?.includes(a)));
   const view = viewContext(c);
-  const data = await readPostInteractions(c.var.db, Number(postId), actions.length ? actions : ["bookmark"], page, view.viewerId);
+  const data = await readPostInteractions(c.var.db, Number(postId), actions.length ? actions : ["bookmark"], page, view.viewerId, shapeOfView(view).presence);
   if (!data.found) throw ApiError.notFound("no such post");
   if (!actions.length) return ok(c, [], { more: false });
   const { items, meta } = finishPage(data.groups, page, (g) => g.latestEventId);

@@ -81,7 +81,7 @@ export const postList = (d: string) =>
 /** What a read of posts loads for this request (`include_bookmarked_by` / `include_reposted_by`). */
 export function readOptions(c: Ctx): PostReadOptions {
   const shape = shapeOfView(viewContext(c));
-  return { bookmarkedBy: shape.bookmarkedBy, repostedBy: shape.repostedBy };
+  return { bookmarkedBy: shape.bookmarkedBy, repostedBy: shape.repostedBy, presence: shape.presence };
 }
 
 /** The list filters this request asks for. */

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../http/types";
-import { postParams } from "../../http/params";
+import { flagValue, postParams } from "../../http/params";
 import { EXAMPLE_USER } from "./common";
 import { ANY_TOKEN } from "../../auth/access";
 import { ok } from "../../http/envelope";
@@ -90,6 +90,9 @@ function parseInteractionsQuery(q: InteractionsQuery) {
   return { page, actions };
 }
 
+/** Whether the users shown carry their presence (`include_presence`): else it is not read. */
+const withPresence = (c: Context<AppEnv>) => flagValue(c.req.query("include_presence"), false);
+
 async function interactions(c: Context<AppEnv>, q: InteractionsQuery) {
   const user = c.var.auth?.user;
   if (!user) throw ApiError.forbidden("'me' needs a user token");
@@ -97,7 +100,7 @@ async function interactions(c: Context<AppEnv>, q: InteractionsQuery) {
   if (!actions.length) return ok(c, [], { more: false });
   // The page was read with the token lookup (one round trip), from the same parameters.
   const read = c.get("alongside");
-  const data = read ? decodeInteractionPage(read) : await readInteractions(c.var.db, user.id, actions, page);
+  const data = read ? decodeInteractionPage(read) : await readInteractions(c.var.db, user.id, actions, page, withPresence(c));
   const { items, meta } = finishPage(data.groups, page, (g) => g.latestEventId);
   const view = viewContext(c);
   return ok(
@@ -110,7 +113,7 @@ async function interactions(c: Context<AppEnv>, q: InteractionsQuery) {
 for (const path of ["/users/me/interactions", "/users/me/actions"]) {
   readAlongsideToken(path, (c, viewer) => {
     const { page, actions } = parseInteractionsQuery(c.req.query());
-    return actions.length ? [...interactionPageQueries(viewer, actions, page)] : undefined;
+    return actions.length ? [...interactionPageQueries(viewer, actions, page, withPresence(c))] : undefined;
   });
 }
 
