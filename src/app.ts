@@ -9,8 +9,8 @@ import { ApiError, bearerChallenge } from "./http/errors";
 import { boundBody } from "./http/body-limit";
 import { registerOpenApiComponents } from "./http/route";
 import type { AppEnv } from "./http/types";
-import { dialect } from "./db/dialect";
-import { BOOKMARK_HEADER, d1Constraint, openDb, requestBookmark, type Db, type ReadSession } from "./db";
+import { BOOKMARK_HEADER } from "./db";
+import { provideServices } from "./middleware/services";
 import { updatePresence } from "./middleware/update-presence";
 import { generalParams } from "./middleware/general-params";
 import { IDEMPOTENCY_HEADER, REPLAYED_HEADER, idempotency } from "./middleware/idempotency";
@@ -73,16 +73,6 @@ function errorResponse(err: unknown, c: Context<AppEnv>): Response {
   return res;
 }
 
-/** The request's bookmark on its response (`X-Db-Bookmark`), for the client's next request. */
-async function returnBookmark(c: Context<AppEnv>, db: Db) {
-  const bookmark = await db.bookmark();
-  if (!bookmark) return;
-  try {
-    c.res.headers.set(BOOKMARK_HEADER, bookmark);
-  } catch {
-    // Immutable headers (a proxied WebSocket upgrade): nothing to return.
-  }
-}
 
 /** `X-Pretty-Json` with any value: indent the JSON (decisions §1). */
 async function prettyJson(c: Context<AppEnv>, next: () => Promise<void>) {
@@ -132,34 +122,8 @@ export function createApp() {
   app.use("*", boundBody);
   // Mounted ahead of the database handle, rate limits and authentication: a health probe uses none of them.
   app.route("/v1", healthRoutes);
-  app.use("*", async (c, next) => {
-    // Reads may go to replicas; the client's bookmark keeps them at least as new as its own writes
-    // (src/db/read-session.ts, docs/postgres.md, "Read replicas").
-    const read: ReadSession = {
-      reads: c.req.method === "GET" || c.req.method === "HEAD",
-      bookmark: requestBookmark(c.req.header(BOOKMARK_HEADER)),
-    };
-    // Test mode, or the benchmark's meter alone (BENCH_ROWS_READ, which turns on nothing else):
-    // count the request's database round trips (X-Debug-Db-Calls) and, on D1, the rows they read
-    // (X-Debug-Rows-Read: the sum of D1's meta.rows_read).
-    const metered = c.env.ALLOW_TEST_CLOCK === "1" || c.env.BENCH_ROWS_READ === "1";
-    let calls = 0;
-    let rowsRead = 0;
-    c.set("db", openDb(c.env, metered ? { call: () => calls++, rowsRead: (n) => (rowsRead += n) } : undefined, read));
-    await next();
-    await returnBookmark(c, c.var.db);
-    if (!metered) return;
-    try {
-      c.res.headers.set("X-Debug-Db-Calls", String(calls));
-      if (dialect.reportsRowsRead) c.res.headers.set("X-Debug-Rows-Read", String(rowsRead));
-      // Where the request's D1 session started: "first-unconstrained", "first-primary" or "bookmark".
-      if (dialect.readSessions) c.res.headers.set("X-Debug-Db-Session", read.bookmark ? "bookmark" : d1Constraint(read));
-      // Postgres with a read replica: where the reads went, e.g. "replica" or "replica,primary".
-      if (c.var.db.readsWent) c.res.headers.set("X-Debug-Db-Reads", c.var.db.readsWent.join(","));
-    } catch {
-      // Immutable headers (a proxied WebSocket upgrade): nothing to report.
-    }
-  });
+  // The per-request services on `c.var`: database handle, file store, bans, rate limiter.
+  app.use("*", provideServices);
   // Rate limits run before authentication so that, for reads, they run in parallel with it.
   app.use("/v1/*", rateLimit);
   app.use("/v1/*", authenticate);

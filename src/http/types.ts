@@ -4,6 +4,7 @@ import type { TokenRecord } from "../stores/tokens";
 import type { UserExtras, UserRecord } from "../stores/users";
 import type { Meta } from "./envelope";
 import type { BodyBound } from "./body-limit";
+import type { RateLimiter } from "../objects/rate-limiter";
 
 /** Who is calling: resolved once per request from the bearer token. */
 export interface Auth {
@@ -19,6 +20,12 @@ export type AppEnv = {
   Bindings: Env;
   Variables: {
     db: Db;
+    /** The R2 bucket of file contents and profile images (src/middleware/services.ts). */
+    files: R2Bucket;
+    /** The KV namespace of rate-limit bans. */
+    bans: KVNamespace;
+    /** The rate limiter object of a caller (IP or token hash). */
+    rateLimiter: (caller: string) => DurableObjectStub<RateLimiter>;
     auth: Auth | null;
     extraMeta?: Meta;
     /** Results of the reads a route asked to run with the token lookup (`readAlongsideToken`). */

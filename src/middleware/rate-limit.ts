@@ -128,14 +128,14 @@ function admit(c: Context<AppEnv>, subject: Subject, at: number): Promise<Verdic
  */
 async function consult(c: Context<AppEnv>, { caller, rule }: Subject, at: number, returned: number, from: number | undefined): Promise<LeaseAnswer> {
   try {
-    const ban = await findBan(c.env.KV, caller, at).catch((err) => {
+    const ban = await findBan(c.var.bans, caller, at).catch((err) => {
       console.error(JSON.stringify({ rate_limit: "kv read failed", error: String(err) }));
       return null;
     });
     if (ban) return { ...banned(ban, rule, at), granted: 0 };
-    const result = await c.env.RATE_LIMITER.getByName(caller).lease(rule.bucket, rule.limit, rule.windowSeconds, at, (holder ??= crypto.randomUUID()), returned, from);
+    const result = await c.var.rateLimiter(caller).lease(rule.bucket, rule.limit, rule.windowSeconds, at, (holder ??= crypto.randomUUID()), returned, from);
     if (result.ban) {
-      await saveBan(c.env.KV, caller, result.ban, at, result.newBan === true).catch((err) =>
+      await saveBan(c.var.bans, caller, result.ban, at, result.newBan === true).catch((err) =>
         console.error(JSON.stringify({ rate_limit: "kv ban write failed", error: String(err) })),
       );
     }

@@ -101,7 +101,7 @@ export async function serveContent(c: Context<AppEnv>, token: string): Promise<R
     throw ApiError.forbidden(`this file URL is not valid (a wrong signature, or the content was replaced since); ${fresh}`);
   }
   const range = parseRange(c.req.header("range"), target.size);
-  const object = c.req.method === "HEAD" ? await c.env.FILES.head(target.storageKey) : await c.env.FILES.get(target.storageKey, range ? { range } : undefined);
+  const object = c.req.method === "HEAD" ? await c.var.files.head(target.storageKey) : await c.var.files.get(target.storageKey, range ? { range } : undefined);
   if (!object) throw ApiError.notFound("the file's content no longer exists");
   const body = "body" in object ? (object as R2ObjectBody) : null;
   const headers = new Headers();

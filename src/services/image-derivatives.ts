@@ -70,7 +70,7 @@ async function makeDerived(c: Context<AppEnv>, row: FileRow): Promise<boolean> {
   const f = row.file;
   const keys = keysToMake(f, row.derived.map((d) => d.key));
   if (!keys.length || !f.storageKey) return false;
-  const object = await c.env.FILES.get(f.storageKey);
+  const object = await c.var.files.get(f.storageKey);
   if (!object) return false;
   const original = new Uint8Array(await object.arrayBuffer()) as Uint8Array<ArrayBuffer>;
   const size = imageSizeOf(f)!;
@@ -97,7 +97,7 @@ async function sha256Hex(bytes: Uint8Array): Promise<string> {
 /** Stores one derived image like an uploaded one (counted in the owner's storage); false when it does not fit or the key was taken meanwhile. */
 async function store(c: Context<AppEnv>, f: FileRecord, key: string, image: EncodedImage): Promise<boolean> {
   const storageKey = newStorageKey(f.userId);
-  await c.env.FILES.put(storageKey, image.bytes, { httpMetadata: { contentType: image.mimeType } });
+  await c.var.files.put(storageKey, image.bytes, { httpMetadata: { contentType: image.mimeType } });
   const ext = image.mimeType === "image/jpeg" ? "jpg" : image.mimeType === "image/gif" ? "gif" : "png";
   const record: DerivedRecord = {
     fileId: f.id,
@@ -111,6 +111,6 @@ async function store(c: Context<AppEnv>, f: FileRecord, key: string, image: Enco
     createdAt: Math.floor(Date.now() / 1000),
   };
   const ok = await upsertDerived(c.var.db, f, record, undefined, { quota: MORE_LIMITS.storageQuotaBytes, maxDerived: MORE_LIMITS.derivedFilesPerFile });
-  if (!ok) await c.env.FILES.delete(storageKey).catch(() => {});
+  if (!ok) await c.var.files.delete(storageKey).catch(() => {});
   return ok;
 }

@@ -96,7 +96,7 @@ export async function storeProfileImage(c: Context<AppEnv>, kind: ImageKind, ori
     throw ApiError.badRequest(`'${kind}' must be at most ${MAX_DECODE_PIXELS / 1e6} megapixels; the image is ${width}x${height} px`);
   }
   const key = randomToken(18);
-  await c.env.FILES.put(IMAGE_PREFIX + key, bytes, { httpMetadata: { contentType: found.mime } });
+  await c.var.files.put(IMAGE_PREFIX + key, bytes, { httpMetadata: { contentType: found.mime } });
   return { url: `${origin}/v1/images/${key}`, width, height };
 }
 
@@ -111,11 +111,11 @@ export function discardProfileImage(c: Context<AppEnv>, url: string | null): voi
   const key = keyOf(url);
   if (!key) return;
   const removeAll = async () => {
-    await c.env.FILES.delete(key);
+    await c.var.files.delete(key);
     let cursor: string | undefined;
     do {
-      const page = await c.env.FILES.list({ prefix: `${key}/`, cursor });
-      if (page.objects.length) await c.env.FILES.delete(page.objects.map((o) => o.key));
+      const page = await c.var.files.list({ prefix: `${key}/`, cursor });
+      if (page.objects.length) await c.var.files.delete(page.objects.map((o) => o.key));
       cursor = page.truncated ? page.cursor : undefined;
     } while (cursor);
   };
@@ -132,9 +132,9 @@ export function discardProfileImage(c: Context<AppEnv>, url: string | null): voi
  */
 export async function readProfileImage(c: Context<AppEnv>, key: string, size: { w?: number; h?: number } = {}) {
   const scaledKey = size.w ? `${IMAGE_PREFIX}${key}/w${size.w}` : size.h ? `${IMAGE_PREFIX}${key}/h${size.h}` : null;
-  const cached = scaledKey ? await c.env.FILES.get(scaledKey) : null;
+  const cached = scaledKey ? await c.var.files.get(scaledKey) : null;
   if (cached) return cached;
-  const original = await c.env.FILES.get(IMAGE_PREFIX + key);
+  const original = await c.var.files.get(IMAGE_PREFIX + key);
   if (!original || !scaledKey) return original;
   const bytes = new Uint8Array(await original.arrayBuffer());
   const mime = original.httpMetadata?.contentType ?? "";
@@ -143,6 +143,6 @@ export async function readProfileImage(c: Context<AppEnv>, key: string, size: { 
   const target = size.w ? fitWithin(width, height, size.w, Infinity) : fitWithin(width, height, Infinity, size.h!);
   if ((target.width === width && target.height === height) || !canDecode(mime, width, height)) return stored;
   const scaled = scaleTo(bytes, mime, target.width, target.height);
-  const put = await c.env.FILES.put(scaledKey, scaled.bytes, { httpMetadata: { contentType: scaled.mimeType } });
+  const put = await c.var.files.put(scaledKey, scaled.bytes, { httpMetadata: { contentType: scaled.mimeType } });
   return { body: scaled.bytes, httpEtag: put.httpEtag, httpMetadata: { contentType: scaled.mimeType } };
 }

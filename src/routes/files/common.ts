@@ -210,7 +210,7 @@ export const selfView = (c: C): UserView => ({
 
 /** Removes stored content when the database write did not happen (its URLs are signed, never stored). */
 export async function discardContent(c: C, storageKey: string) {
-  await c.env.FILES.delete(storageKey).catch(() => {});
+  await c.var.files.delete(storageKey).catch(() => {});
 }
 
 /** 413 for content over the size limit of its kind. */

@@ -212,7 +212,7 @@ async function uploadDerived(c: C, fileId: string, key: string) {
   // The replaced content's URLs stop working with its storage key (they are signed over it).
   if (previous) {
     c.executionCtx.waitUntil(
-      c.env.FILES.delete(previous.storageKey).catch((e) =>
+      c.var.files.delete(previous.storageKey).catch((e) =>
         console.error(JSON.stringify({ msg: "replaced derived content not removed", key: previous.storageKey, error: String(e) })),
       ),
     );

@@ -263,7 +263,7 @@ export const fileRoutes = createRouter()
       const clock = () => at + Math.floor((Date.now() - startedMs) / 1000);
       c.executionCtx.waitUntil(
         runFileDelete(
-          { db: c.var.db, bucket: c.env.FILES, clock, onDeleted: (rows) => { for (const r of rows) publishFile(c, r, true); } },
+          { db: c.var.db, bucket: c.var.files, clock, onDeleted: (rows) => { for (const r of rows) publishFile(c, r, true); } },
           { opId: id, userId: user.id, fileIds: ids, scopeTypes: scopeTypes(c) },
         ),
       );
@@ -408,7 +408,7 @@ async function createPlaceholder(c: C) {
 async function removeContent(c: C, keys: string[], detail: Record<string, unknown>, at: number) {
   if (!keys.length) return;
   try {
-    await c.env.FILES.delete(keys);
+    await c.var.files.delete(keys);
   } catch (e) {
     console.error(JSON.stringify({ msg: "file content not removed", keys, error: String(e) }));
     await newOperation(c.var.db, {

@@ -27,7 +27,7 @@ export interface ReceivedUpload {
  * leaves nothing stored.
  */
 export async function receiveUpload(c: C, userId: number, limit: number, what: string): Promise<ReceivedUpload> {
-  const writer = new R2ContentWriter(c.env.FILES, newStorageKey(userId), limit, () => new ApiError(413, `${what} is larger than ${limit} bytes`));
+  const writer = new R2ContentWriter(c.var.files, newStorageKey(userId), limit, () => new ApiError(413, `${what} is larger than ${limit} bytes`));
   const fields = new Map<string, string>();
   let filePart: PartHeaders | undefined;
   try {
@@ -50,7 +50,7 @@ export async function receiveUpload(c: C, userId: number, limit: number, what: s
       }
     }
     const stored = await writer.finish();
-    return { stored, source: r2Source(c.env.FILES, stored.key, stored.head, stored.size), fields, filePart };
+    return { stored, source: r2Source(c.var.files, stored.key, stored.head, stored.size), fields, filePart };
   } catch (e) {
     await writer.abort();
     throw e;
