@@ -6,9 +6,7 @@ import { copyDatabase } from "./scripts/pg/cluster.mjs";
 // The backend under test: D1, or Postgres when scripts/test.mjs (`npm run test:pg`) has started a
 // cluster and the local Neon proxy and passes their addresses.
 const postgres =
-  process.env.DB_BACKEND === "postgres"
-    ? { DB_BACKEND: "postgres", DATABASE_URL: process.env.DATABASE_URL ?? "", DB_PROXY: process.env.DB_PROXY ?? "" }
-    : {};
+  process.env.DB_BACKEND === "postgres" ? { DB_BACKEND: "postgres", DATABASE_URL: process.env.DATABASE_URL ?? "", DB_PROXY: process.env.DB_PROXY ?? "" } : {};
 // With a read replica (scripts/test.mjs gives one to the read-replica tests): DATABASE_READ_URL, and
 // a service that makes the replica a copy of the primary as it is now (then it lags again).
 const replica = process.env.DB_BACKEND === "postgres" && process.env.DATABASE_READ_URL ? process.env.DATABASE_READ_URL : "";

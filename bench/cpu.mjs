@@ -15,7 +15,10 @@ import { Miniflare } from "miniflare";
 import { startWorker } from "../scripts/local-worker.mjs";
 
 const args = process.argv.slice(2);
-const opt = (name, def) => { const i = args.indexOf(`--${name}`); return i >= 0 ? args[i + 1] : def; };
+const opt = (name, def) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : def;
+};
 const RUNS = Number(opt("runs", 200));
 const ITERATIONS = opt("iterations", "100000,50000,20000").split(",").map(Number);
 const ADMIN_TOKEN = "bench-admin-token";
@@ -28,13 +31,17 @@ if (process.platform !== "linux") {
 
 /** The workerd processes started by this process (Miniflare spawns one). */
 function workerdPids() {
-  return readdirSync("/proc").filter((p) => /^\d+$/.test(p)).filter((pid) => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      return ppid === process.pid && readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "workerd";
-    } catch { return false; }
-  });
+  return readdirSync("/proc")
+    .filter((p) => /^\d+$/.test(p))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+        const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+        return ppid === process.pid && readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "workerd";
+      } catch {
+        return false;
+      }
+    });
 }
 
 /** CPU ns used so far by every thread of `pids`. */
@@ -42,7 +49,11 @@ function cpuNs(pids) {
   let total = 0;
   for (const pid of pids) {
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      try { total += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]); } catch { /* thread gone */ }
+      try {
+        total += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+      } catch {
+        /* thread gone */
+      }
     }
   }
   return total;
@@ -92,7 +103,10 @@ async function run(iterations) {
     const api = async (method, path, { token, json, form } = {}) => {
       const headers = token ? { Authorization: `Bearer ${token}` } : {};
       let body;
-      if (json) { body = JSON.stringify(json); headers["Content-Type"] = "application/json"; }
+      if (json) {
+        body = JSON.stringify(json);
+        headers["Content-Type"] = "application/json";
+      }
       if (form) body = new URLSearchParams(form);
       const res = await fetch(`${worker.url}/v1${path}`, { method, headers, body });
       const text = await res.text();
@@ -101,7 +115,13 @@ async function run(iterations) {
     };
     const app = (await api("POST", "/admin/apps", { token: ADMIN_TOKEN, json: { name: "CPU bench", url: "https://bench.example" } })).data;
     await api("POST", "/admin/users", { token: ADMIN_TOKEN, json: { username: "cpubench", password: "correct horse battery" } });
-    const login = { grant_type: "password", client_id: app.client_id, password_grant_secret: app.password_grant_secret, username: "cpubench", password: "correct horse battery" };
+    const login = {
+      grant_type: "password",
+      client_id: app.client_id,
+      password_grant_secret: app.password_grant_secret,
+      username: "cpubench",
+      password: "correct horse battery",
+    };
     const token = (await api("POST", "/oauth/access_token", { form: { ...login, scope: "write_post stream" } })).access_token;
     for (let i = 0; i < 20; i++) await api("POST", "/posts", { token, json: { text: `post ${i} about #cpu with https://example.com` } });
 

@@ -42,11 +42,23 @@ export async function measureMix({ root, url, data, headers, connections, second
     if (!wanted("mix") && !wanted(type)) continue;
     const r = await child(root, { ...base, duration: seconds, weights: { [type]: 1 }, bust: true }, jobFile);
     const t = r.types[type] ?? { count: 0 };
-    out.alone[type] = { requests_per_s: +(t.count / r.seconds).toFixed(1), p50_ms: t.p50_ms, p99_ms: t.p99_ms, non2xx: t.non2xx, ratio_to_one_read: +(t.count / r.seconds / floor).toFixed(3) };
+    out.alone[type] = {
+      requests_per_s: +(t.count / r.seconds).toFixed(1),
+      p50_ms: t.p50_ms,
+      p99_ms: t.p99_ms,
+      non2xx: t.non2xx,
+      ratio_to_one_read: +(t.count / r.seconds / floor).toFixed(3),
+    };
   }
   if (wanted("mix") || wanted("writes")) {
     const w = await child(root, { ...base, duration: seconds * 2, weights: WRITES }, jobFile);
-    out.writes_only = { requests_per_s: w.writes_per_s, p50_ms: w.write_p50_ms, p99_ms: w.write_p99_ms, non2xx: Object.values(w.types).reduce((s, t) => s + t.non2xx, 0), types: w.types };
+    out.writes_only = {
+      requests_per_s: w.writes_per_s,
+      p50_ms: w.write_p50_ms,
+      p99_ms: w.write_p99_ms,
+      non2xx: Object.values(w.types).reduce((s, t) => s + t.non2xx, 0),
+      types: w.types,
+    };
   }
   return out;
 }
@@ -62,19 +74,27 @@ export async function meterTypes({ url, data, headers, pg, wanted }) {
   for (const type of [...Object.keys(READS), ...Object.keys(WRITES)]) {
     if (!wanted("mix") && !wanted(type)) continue;
     await pg?.statements(); // resets
-    let rows = 0, calls = 0, ok = 0, maxRows = 0;
+    let rows = 0,
+      calls = 0,
+      ok = 0,
+      maxRows = 0;
     for (let i = 0; i < ROWS_SAMPLES; i++) {
       const req = gen.next(type);
       const res = await send(url, agent, req, headers);
       if (res.status >= 200 && res.status < 300) ok++, gen.saw(req, res.body);
       const r = Number(res.headers["x-debug-rows-read"] ?? 0);
-      rows += r, (maxRows = Math.max(maxRows, r)), (calls += Number(res.headers["x-debug-db-calls"] ?? 0));
+      (rows += r), (maxRows = Math.max(maxRows, r)), (calls += Number(res.headers["x-debug-db-calls"] ?? 0));
     }
     const n = ROWS_SAMPLES;
     const row = { samples: n, ok, db_calls: +(calls / n).toFixed(1) };
     if (pg) {
       const s = await pg.statements();
-      Object.assign(row, { rows_returned: Math.round(s.rows / n), blocks: Math.round(s.blocks / n), sql_ms: +(s.ms / n).toFixed(2), statements: +(s.calls / n).toFixed(1) });
+      Object.assign(row, {
+        rows_returned: Math.round(s.rows / n),
+        blocks: Math.round(s.blocks / n),
+        sql_ms: +(s.ms / n).toFixed(2),
+        statements: +(s.calls / n).toFixed(1),
+      });
     } else Object.assign(row, { rows_read: Math.round(rows / n), rows_read_max: maxRows });
     out[type] = row;
   }
@@ -89,17 +109,29 @@ export function printMix(mixResults, log) {
   const pad = (s, n) => String(s ?? "").padEnd(n);
   const num = (s, n) => String(s ?? "-").padStart(n);
   const pg = Object.values(metered).some((m) => "blocks" in m);
-  log(`\nMix by type (mix: share of requests, p50/p99 in the mix; alone: cache defeated; ${pg ? "rows returned / buffers / SQL ms" : "rows read"} per request, one at a time)`);
-  log(`${pad("type", 24)}${num("count", 7)}${num("p50", 7)}${num("p99", 7)}${num("hit%", 6)}${num("alone/s", 9)}${num("p50", 7)}${num("p99", 7)}${num("÷1read", 8)}${num("calls", 6)}${pg ? num("rows", 7) + num("bufs", 7) + num("sql ms", 8) : num("rows", 8) + num("max", 8)}`);
+  log(
+    `\nMix by type (mix: share of requests, p50/p99 in the mix; alone: cache defeated; ${pg ? "rows returned / buffers / SQL ms" : "rows read"} per request, one at a time)`,
+  );
+  log(
+    `${pad("type", 24)}${num("count", 7)}${num("p50", 7)}${num("p99", 7)}${num("hit%", 6)}${num("alone/s", 9)}${num("p50", 7)}${num("p99", 7)}${num("÷1read", 8)}${num("calls", 6)}${pg ? num("rows", 7) + num("bufs", 7) + num("sql ms", 8) : num("rows", 8) + num("max", 8)}`,
+  );
   for (const type of [...Object.keys(READS), ...Object.keys(WRITES)]) {
-    const t = mix?.types[type], a = alone?.[type], m = metered[type];
+    const t = mix?.types[type],
+      a = alone?.[type],
+      m = metered[type];
     if (!t && !a && !m) continue;
     const hits = t && t.cache_hits + t.cache_misses ? ((100 * t.cache_hits) / (t.cache_hits + t.cache_misses)).toFixed(1) : "";
-    log(`${pad(type, 24)}${num(t?.count, 7)}${num(t?.p50_ms, 7)}${num(t?.p99_ms, 7)}${num(hits, 6)}${num(a?.requests_per_s ?? "", 9)}${num(a?.p50_ms ?? "", 7)}${num(a?.p99_ms ?? "", 7)}${num(a?.ratio_to_one_read ?? "", 8)}${num(m?.db_calls, 6)}${pg ? num(m?.rows_returned, 7) + num(m?.blocks, 7) + num(m?.sql_ms, 8) : num(m?.rows_read, 8) + num(m?.rows_read_max, 8)}${t?.non2xx ? `  ${t.non2xx} non-2xx ${JSON.stringify(t.statuses)}` : ""}`);
+    log(
+      `${pad(type, 24)}${num(t?.count, 7)}${num(t?.p50_ms, 7)}${num(t?.p99_ms, 7)}${num(hits, 6)}${num(a?.requests_per_s ?? "", 9)}${num(a?.p50_ms ?? "", 7)}${num(a?.p99_ms ?? "", 7)}${num(a?.ratio_to_one_read ?? "", 8)}${num(m?.db_calls, 6)}${pg ? num(m?.rows_returned, 7) + num(m?.blocks, 7) + num(m?.sql_ms, 8) : num(m?.rows_read, 8) + num(m?.rows_read_max, 8)}${t?.non2xx ? `  ${t.non2xx} non-2xx ${JSON.stringify(t.statuses)}` : ""}`,
+    );
   }
   if (mix) {
-    log(`\nwhole mix: ${mix.reads_per_s} reads/s (÷ one-read floor ${mix.reads_ratio_to_one_read}), ${mix.writes_per_s} writes/s; reads p50 ${mix.read_p50_ms} ms p99 ${mix.read_p99_ms} ms; writes p50 ${mix.write_p50_ms} ms p99 ${mix.write_p99_ms} ms`);
-    log(`X-Cache hit ratio of the mix's reads: ${typeof mix.cache_hit_ratio === "number" ? `${(100 * mix.cache_hit_ratio).toFixed(2)} % (${mix.cache_hits} hits, ${mix.cache_misses} misses)` : mix.cache_hit_ratio}`);
+    log(
+      `\nwhole mix: ${mix.reads_per_s} reads/s (÷ one-read floor ${mix.reads_ratio_to_one_read}), ${mix.writes_per_s} writes/s; reads p50 ${mix.read_p50_ms} ms p99 ${mix.read_p99_ms} ms; writes p50 ${mix.write_p50_ms} ms p99 ${mix.write_p99_ms} ms`,
+    );
+    log(
+      `X-Cache hit ratio of the mix's reads: ${typeof mix.cache_hit_ratio === "number" ? `${(100 * mix.cache_hit_ratio).toFixed(2)} % (${mix.cache_hits} hits, ${mix.cache_misses} misses)` : mix.cache_hit_ratio}`,
+    );
   }
   if (w) log(`writes only: ${w.requests_per_s} req/s, p50 ${w.p50_ms} ms, p99 ${w.p99_ms} ms${w.non2xx ? `, ${w.non2xx} non-2xx` : ""}`);
 }

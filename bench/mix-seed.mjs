@@ -12,8 +12,28 @@ const ONE_EVENT_PER_ACTOR = " ON CONFLICT (group_id, actor_id) DO NOTHING";
 export const MIX_SIZES = { users: 1_000, follows: 54_000, posts: 50_000, channels: 50, messages: 30_000, bookmarks: 20_000 };
 /** Share of posts that are replies, reposts; of written posts with a mention, a tag. */
 const SHARE = { reply: 0.15, repost: 0.1, mention: 0.1, tag: 0.2 };
-export const TAGS = ["music", "chess", "coffee", "rust", "garden", "travel", "release", "football", "photo", "rain",
-  "poem", "kernel", "cycling", "winter", "review", "novel", "piano", "city", "camera", "tennis"];
+export const TAGS = [
+  "music",
+  "chess",
+  "coffee",
+  "rust",
+  "garden",
+  "travel",
+  "release",
+  "football",
+  "photo",
+  "rain",
+  "poem",
+  "kernel",
+  "cycling",
+  "winter",
+  "review",
+  "novel",
+  "piano",
+  "city",
+  "camera",
+  "tennis",
+];
 
 // Deterministic: the same data set every run.
 // (mulberry32: integer arithmetic, so no precision loss turns it into a short cycle.)
@@ -33,10 +53,11 @@ const esc = (s) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, 
 export function zipf(n, s, random = Math.random) {
   const cdf = new Float64Array(n);
   let sum = 0;
-  for (let k = 0; k < n; k++) cdf[k] = sum += 1 / Math.pow(k + 1, s);
+  for (let k = 0; k < n; k++) cdf[k] = sum += 1 / (k + 1) ** s;
   return () => {
     const x = random() * sum;
-    let lo = 0, hi = n - 1;
+    let lo = 0,
+      hi = n - 1;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
       if (cdf[mid] < x) lo = mid + 1;
@@ -47,10 +68,14 @@ export function zipf(n, s, random = Math.random) {
 }
 
 async function insert(db, table, columns, rows) {
-  const PER_STATEMENT = 100, PER_BATCH = 20;
+  const PER_STATEMENT = 100,
+    PER_BATCH = 20;
   let batch = [];
   for (let i = 0; i < rows.length; i += PER_STATEMENT) {
-    const values = rows.slice(i, i + PER_STATEMENT).map((r) => `(${r.join(",")})`).join(",");
+    const values = rows
+      .slice(i, i + PER_STATEMENT)
+      .map((r) => `(${r.join(",")})`)
+      .join(",");
     batch.push(db.prepare(`INSERT INTO ${table} (${columns.join(",")}) VALUES ${values}${table === "interaction_events" ? ONE_EVENT_PER_ACTOR : ""}`));
     if (batch.length === PER_BATCH) await db.batch(batch), (batch = []);
   }
@@ -67,16 +92,33 @@ const maxId = async (db, table) => (await db.prepare(`SELECT coalesce(max(id), 0
 export async function seedMix(db, { appId, now, scope }) {
   const t0 = performance.now();
   const userBase = await maxId(db, "users");
-  const users = Array.from({ length: MIX_SIZES.users }, (_, i) => ({ id: userBase + 1 + i, username: `mix_${i}`, token: `mix-${i}-${randomBytes(12).toString("hex")}` }));
+  const users = Array.from({ length: MIX_SIZES.users }, (_, i) => ({
+    id: userBase + 1 + i,
+    username: `mix_${i}`,
+    token: `mix-${i}-${randomBytes(12).toString("hex")}`,
+  }));
   const rankOf = zipf(MIX_SIZES.users, 1.0, rand); // popularity: who is followed, who writes, who is mentioned
   const day = new Date(now * 1000).toISOString().slice(0, 10);
 
-  await insert(db, "users", ["id", "username", "password_hash", "name", "type", "created_at"],
-    users.map((u, i) => [u.id, q(u.username), q("pbkdf2$1$00$00"), q(`Mix User ${i}`), q("human"), now - 86400 * 60]));
+  await insert(
+    db,
+    "users",
+    ["id", "username", "password_hash", "name", "type", "created_at"],
+    users.map((u, i) => [u.id, q(u.username), q("pbkdf2$1$00$00"), q(`Mix User ${i}`), q("human"), now - 86400 * 60]),
+  );
   // Tokens are stored as their SHA-256; last_seen_day today so the first request writes no activity.
-  await insert(db, "tokens", ["token_hash", "app_id", "user_id", "scopes", "created_at", "last_seen_day"],
-    users.map((u) => [q(createHash("sha256").update(u.token).digest("hex")), appId, u.id, q(scope), now - 86400, q(day)]));
-  await insert(db, "authorizations", ["user_id", "app_id", "scopes", "created_at"], users.map((u) => [u.id, appId, q(scope), now - 86400]));
+  await insert(
+    db,
+    "tokens",
+    ["token_hash", "app_id", "user_id", "scopes", "created_at", "last_seen_day"],
+    users.map((u) => [q(createHash("sha256").update(u.token).digest("hex")), appId, u.id, q(scope), now - 86400, q(day)]),
+  );
+  await insert(
+    db,
+    "authorizations",
+    ["user_id", "app_id", "scopes", "created_at"],
+    users.map((u) => [u.id, appId, q(scope), now - 86400]),
+  );
 
   // Follows: each user follows 54 on average (between 5 and ~100), targets drawn by popularity.
   const follows = new Set();
@@ -99,7 +141,9 @@ export async function seedMix(db, { appId, now, scope }) {
   const postBase = await maxId(db, "posts");
   const posts = []; // {id, author, thread, repostOf}
   const originals = [];
-  const postRows = [], mentionRows = [], facetRows = [];
+  const postRows = [],
+    mentionRows = [],
+    facetRows = [];
   const events = []; // [aboutUser, action, objectId, actor, at]
   for (let i = 0; i < MIX_SIZES.posts; i++) {
     const id = postBase + 1 + i;
@@ -107,7 +151,8 @@ export async function seedMix(db, { appId, now, scope }) {
     const at = now - (MIX_SIZES.posts - i) * 50;
     const r = rand();
     // Targets of replies and reposts: recent posts more than old ones.
-    const target = originals.length > 50 ? originals[originals.length - 1 - Math.min(originals.length - 1, Math.floor(Math.abs(Math.log(rand() + 1e-9)) * 300))] : null;
+    const target =
+      originals.length > 50 ? originals[originals.length - 1 - Math.min(originals.length - 1, Math.floor(Math.abs(Math.log(rand() + 1e-9)) * 300))] : null;
     if (target && r < SHARE.repost && target.author !== author) {
       posts.push({ id, author, thread: id, repostOf: target.id });
       postRows.push([id, users[author].id, appId, id, "NULL", target.id, "NULL", "NULL", "NULL", at, at]);
@@ -117,7 +162,8 @@ export async function seedMix(db, { appId, now, scope }) {
     const replyTo = target && r < SHARE.repost + SHARE.reply ? target : null;
     let text = sentence(6 + int(18));
     let html = esc(text);
-    const mentions = [], tags = [];
+    const mentions = [],
+      tags = [];
     if (rand() < SHARE.mention) {
       const m = users[rankOf()];
       const pos = [...text].length + 1;
@@ -138,10 +184,26 @@ export async function seedMix(db, { appId, now, scope }) {
     const post = { id, author, thread: replyTo ? replyTo.thread : id, repostOf: null };
     posts.push(post), originals.push(post);
     if (replyTo) events.push([replyTo.author, "reply", replyTo.id, author, at]);
-    postRows.push([id, users[author].id, appId, post.thread, replyTo ? replyTo.id : "NULL", "NULL", q(text),
-      q(`<span itemscope itemtype="https://schema.example.io/Post">${html}</span>`), q(JSON.stringify({ links: [], mentions, tags })), at, at]);
+    postRows.push([
+      id,
+      users[author].id,
+      appId,
+      post.thread,
+      replyTo ? replyTo.id : "NULL",
+      "NULL",
+      q(text),
+      q(`<span itemscope itemtype="https://schema.example.io/Post">${html}</span>`),
+      q(JSON.stringify({ links: [], mentions, tags })),
+      at,
+      at,
+    ]);
   }
-  await insert(db, "posts", ["id", "user_id", "app_id", "thread_id", "reply_to", "repost_of", "text", "html", "entities", "created_at", "revised_at"], postRows);
+  await insert(
+    db,
+    "posts",
+    ["id", "user_id", "app_id", "thread_id", "reply_to", "repost_of", "text", "html", "entities", "created_at", "revised_at"],
+    postRows,
+  );
   await insert(db, "post_mentions", ["post_id", "user_id"], mentionRows);
   await insert(db, "post_facets", ["post_id", "facet", "value"], facetRows);
 
@@ -162,16 +224,29 @@ export async function seedMix(db, { appId, now, scope }) {
   // Channels (popular ones get most messages) and their messages.
   const channelBase = await maxId(db, "channels");
   const channelIds = Array.from({ length: MIX_SIZES.channels }, (_, i) => channelBase + 1 + i);
-  await insert(db, "channels", ["id", "type", "owner_id", "app_id", "read_public", "read_any_user", "write_any_user", "created_at"],
-    channelIds.map((id, i) => [id, q("io.example.core.chat"), users[i].id, appId, 1, 1, 1, now - 86400 * 30]));
+  await insert(
+    db,
+    "channels",
+    ["id", "type", "owner_id", "app_id", "read_public", "read_any_user", "write_any_user", "created_at"],
+    channelIds.map((id, i) => [id, q("io.example.core.chat"), users[i].id, appId, 1, 1, 1, now - 86400 * 30]),
+  );
   const channelOf = zipf(MIX_SIZES.channels, 1.0, rand);
   const messageBase = await maxId(db, "messages");
   const messageRows = [];
   for (let i = 0; i < MIX_SIZES.messages; i++) {
     const id = messageBase + 1 + i;
     const text = sentence(6 + int(24));
-    messageRows.push([id, channelIds[channelOf()], users[rankOf()].id, appId, id, q(text),
-      q(`<span itemscope itemtype="https://schema.example.io/Message">${esc(text)}</span>`), q('{"links":[],"mentions":[],"tags":[]}'), now - (MIX_SIZES.messages - i) * 80]);
+    messageRows.push([
+      id,
+      channelIds[channelOf()],
+      users[rankOf()].id,
+      appId,
+      id,
+      q(text),
+      q(`<span itemscope itemtype="https://schema.example.io/Message">${esc(text)}</span>`),
+      q('{"links":[],"mentions":[],"tags":[]}'),
+      now - (MIX_SIZES.messages - i) * 80,
+    ]);
   }
   await insert(db, "messages", ["id", "channel_id", "user_id", "app_id", "thread_id", "text", "html", "entities", "created_at"], messageRows);
 
@@ -188,7 +263,8 @@ export async function seedMix(db, { appId, now, scope }) {
   }
   const groupBase = await maxId(db, "interaction_groups");
   let eventId = await maxId(db, "interaction_events");
-  const groupRows = [], eventRows = [];
+  const groupRows = [],
+    eventRows = [];
   let gid = groupBase;
   for (const g of [...groups.values()].sort((a, b) => a.events.at(-1)[4] - b.events.at(-1)[4])) {
     gid++;
@@ -206,18 +282,35 @@ export async function seedMix(db, { appId, now, scope }) {
       posts = (SELECT count(*) FROM posts WHERE user_id = users.id), bookmarks = (SELECT count(*) FROM bookmarks WHERE user_id = users.id) WHERE id BETWEEN ${u0} AND ${u1}`),
     db.prepare(`UPDATE posts SET replies = (SELECT count(*) FROM posts r WHERE r.reply_to = posts.id), reposts = (SELECT count(*) FROM posts r WHERE r.repost_of = posts.id),
       bookmarks = (SELECT count(*) FROM bookmarks b WHERE b.post_id = posts.id) WHERE id BETWEEN ${p0} AND ${p1}`),
-    db.prepare(`UPDATE channels SET messages = (SELECT count(*) FROM messages m WHERE m.channel_id = channels.id), recent_message_id = (SELECT max(id) FROM messages m WHERE m.channel_id = channels.id) WHERE id > ${channelBase}`),
+    db.prepare(
+      `UPDATE channels SET messages = (SELECT count(*) FROM messages m WHERE m.channel_id = channels.id), recent_message_id = (SELECT max(id) FROM messages m WHERE m.channel_id = channels.id) WHERE id > ${channelBase}`,
+    ),
   ]);
 
-  const sizes = { users: users.length, follows: followRows.length, posts: posts.length, replies: originals.filter((p) => p.thread !== p.id).length,
-    reposts: posts.length - originals.length, mentions: mentionRows.length, tagged: facetRows.length - mentionRows.length, channels: channelIds.length,
-    messages: messageRows.length, bookmarks: bookmarkRows.length, interaction_groups: groupRows.length, interaction_events: eventRows.length,
-    max_followers: Math.max(...countBy(followEvents.map((e) => e[0]))), median_followers: median(countBy(followEvents.map((e) => e[0]))) };
+  const sizes = {
+    users: users.length,
+    follows: followRows.length,
+    posts: posts.length,
+    replies: originals.filter((p) => p.thread !== p.id).length,
+    reposts: posts.length - originals.length,
+    mentions: mentionRows.length,
+    tagged: facetRows.length - mentionRows.length,
+    channels: channelIds.length,
+    messages: messageRows.length,
+    bookmarks: bookmarkRows.length,
+    interaction_groups: groupRows.length,
+    interaction_events: eventRows.length,
+    max_followers: Math.max(...countBy(followEvents.map((e) => e[0]))),
+    median_followers: median(countBy(followEvents.map((e) => e[0]))),
+  };
   return {
     users: users.map(({ id, username, token }) => ({ id, username, token })),
     postIds: posts.map((p) => p.id).reverse(),
     originalIds: originals.map((p) => p.id).reverse(),
-    threadPostIds: originals.filter((p) => p.thread !== p.id).map((p) => p.id).reverse(),
+    threadPostIds: originals
+      .filter((p) => p.thread !== p.id)
+      .map((p) => p.id)
+      .reverse(),
     channelIds,
     tags: TAGS,
     sizes,

@@ -10,13 +10,33 @@ import { zipf } from "./mix-seed.mjs";
 
 /** Weights, in percent of requests: reads 85, writes 15. */
 export const READS = {
-  "home (streams/me)": 14, "home (streams/unified)": 8, "global stream": 8, "post": 12, "posts by ids": 5, "user posts": 8,
-  "mentions": 5, "tag stream": 5, "thread": 5, "post search": 4, "interactions": 4, "channel messages": 5, "message search": 2,
+  "home (streams/me)": 14,
+  "home (streams/unified)": 8,
+  "global stream": 8,
+  post: 12,
+  "posts by ids": 5,
+  "user posts": 8,
+  mentions: 5,
+  "tag stream": 5,
+  thread: 5,
+  "post search": 4,
+  interactions: 4,
+  "channel messages": 5,
+  "message search": 2,
 };
-export const WRITES = { "create post": 5, "reply": 2, "repost": 2, "bookmark": 2, "follow": 1.5, "create message": 2.5 };
+export const WRITES = { "create post": 5, reply: 2, repost: 2, bookmark: 2, follow: 1.5, "create message": 2.5 };
 /** Share of list reads that ask for page 2 (`before_id` = the page 1 `meta.min_id` seen for that list). */
 const PAGE_TWO = 0.25;
-const LISTS = new Set(["home (streams/me)", "home (streams/unified)", "global stream", "user posts", "mentions", "tag stream", "interactions", "channel messages"]);
+const LISTS = new Set([
+  "home (streams/me)",
+  "home (streams/unified)",
+  "global stream",
+  "user posts",
+  "mentions",
+  "tag stream",
+  "interactions",
+  "channel messages",
+]);
 const SEARCH_WORDS = ["music", "coffee morning", "release", "river", "chess", "rust compiler", "rain", "garden", "night train", "review"];
 const pickWeighted = (weights) => {
   const entries = Object.entries(weights);
@@ -55,50 +75,55 @@ export function generator(data, { bust = false } = {}) {
     "home (streams/me)": (u) => list("me", u, u, "/v1/posts/streams/me"),
     "home (streams/unified)": (u) => list("unified", u, u, "/v1/posts/streams/unified"),
     "global stream": (u) => list("global", u, "", "/v1/posts/streams/global"),
-    "post": () => ({ path: `/v1/posts/${postId()}` }),
+    post: () => ({ path: `/v1/posts/${postId()}` }),
     "posts by ids": () => ({ path: `/v1/posts?ids=${[...new Set(Array.from({ length: 20 }, postId))].join(",")}` }),
     "user posts": () => {
       const id = data.users[popular()].id;
       return list("user", null, id, `/v1/users/${id}/posts`);
     },
-    "mentions": (u) => list("mentions", u, u, "/v1/users/me/mentions"),
+    mentions: (u) => list("mentions", u, u, "/v1/users/me/mentions"),
     "tag stream": () => {
       const t = data.tags[tag()];
       return list("tag", null, t, `/v1/posts/tags/${t}`);
     },
-    "thread": () => ({ path: `/v1/posts/${data.threadPostIds[thread()]}/thread` }),
+    thread: () => ({ path: `/v1/posts/${data.threadPostIds[thread()]}/thread` }),
     "post search": () => ({ path: `/v1/posts/search?q=${encodeURIComponent(SEARCH_WORDS[Math.floor(Math.random() * SEARCH_WORDS.length)])}` }),
-    "interactions": (u) => list("interactions", u, u, "/v1/users/me/interactions"),
+    interactions: (u) => list("interactions", u, u, "/v1/users/me/interactions"),
     "channel messages": () => {
       const id = data.channelIds[channel()];
       return list("channel", null, id, `/v1/channels/${id}/messages`);
     },
-    "message search": () => ({ path: `/v1/channels/messages/search?q=${encodeURIComponent(SEARCH_WORDS[Math.floor(Math.random() * SEARCH_WORDS.length)])}&channel_ids=${channelIds()}` }),
+    "message search": () => ({
+      path: `/v1/channels/messages/search?q=${encodeURIComponent(SEARCH_WORDS[Math.floor(Math.random() * SEARCH_WORDS.length)])}&channel_ids=${channelIds()}`,
+    }),
   };
   // Toggles undo only what this run did (a seeded follow or bookmark may already be there: PUT is idempotent).
   const toggle = (u, set, make) => (set.length > 3 || (set.length && Math.random() < 0.4) ? make(set.shift(), true) : make(undefined, false));
   const writes = {
     "create post": () => ({ method: "POST", path: "/v1/posts", body: { text: text() } }),
-    "reply": () => ({ method: "POST", path: "/v1/posts", body: { text: text(), reply_to: postId() } }),
-    "repost": (u) => toggle(u, mine[u].reposts, (id, undo) => {
-      if (undo) return { method: "DELETE", path: `/v1/posts/${id}/repost` };
-      const p = postId();
-      mine[u].reposts.push(p);
-      return { method: "PUT", path: `/v1/posts/${p}/repost` };
-    }),
-    "bookmark": (u) => toggle(u, mine[u].bookmarks, (id, undo) => {
-      if (undo) return { method: "DELETE", path: `/v1/posts/${id}/bookmark` };
-      const p = postId();
-      mine[u].bookmarks.push(p);
-      return { method: "PUT", path: `/v1/posts/${p}/bookmark` };
-    }),
-    "follow": (u) => toggle(u, mine[u].follows, (id, undo) => {
-      if (undo) return { method: "DELETE", path: `/v1/users/${id}/follow` };
-      let target = data.users[popular()].id;
-      if (target === data.users[u].id) target = data.users[(u + 1) % data.users.length].id;
-      mine[u].follows.push(target);
-      return { method: "PUT", path: `/v1/users/${target}/follow` };
-    }),
+    reply: () => ({ method: "POST", path: "/v1/posts", body: { text: text(), reply_to: postId() } }),
+    repost: (u) =>
+      toggle(u, mine[u].reposts, (id, undo) => {
+        if (undo) return { method: "DELETE", path: `/v1/posts/${id}/repost` };
+        const p = postId();
+        mine[u].reposts.push(p);
+        return { method: "PUT", path: `/v1/posts/${p}/repost` };
+      }),
+    bookmark: (u) =>
+      toggle(u, mine[u].bookmarks, (id, undo) => {
+        if (undo) return { method: "DELETE", path: `/v1/posts/${id}/bookmark` };
+        const p = postId();
+        mine[u].bookmarks.push(p);
+        return { method: "PUT", path: `/v1/posts/${p}/bookmark` };
+      }),
+    follow: (u) =>
+      toggle(u, mine[u].follows, (id, undo) => {
+        if (undo) return { method: "DELETE", path: `/v1/users/${id}/follow` };
+        let target = data.users[popular()].id;
+        if (target === data.users[u].id) target = data.users[(u + 1) % data.users.length].id;
+        mine[u].follows.push(target);
+        return { method: "PUT", path: `/v1/users/${target}/follow` };
+      }),
     "create message": () => ({ method: "POST", path: `/v1/channels/${data.channelIds[channel()]}/messages`, body: { text: text() } }),
   };
   return {
@@ -173,20 +198,36 @@ export async function runMix({ url, duration, connections, data, weights, bust, 
   agent.destroy();
   const types = {};
   const all = { read: [], write: [] };
-  let hits = 0, misses = 0;
+  let hits = 0,
+    misses = 0;
   for (const [type, s] of stats) {
     s.ms.sort((a, b) => a - b);
     all[s.read ? "read" : "write"].push(...s.ms);
-    hits += s.hit, misses += s.miss;
-    types[type] = { read: s.read, count: s.ms.length, p50_ms: pct(s.ms, 50), p99_ms: pct(s.ms, 99), non2xx: s.non2xx, ...(s.non2xx ? { statuses: s.statuses } : {}),
-      cache_hits: s.hit, cache_misses: s.miss };
+    (hits += s.hit), (misses += s.miss);
+    types[type] = {
+      read: s.read,
+      count: s.ms.length,
+      p50_ms: pct(s.ms, 50),
+      p99_ms: pct(s.ms, 99),
+      non2xx: s.non2xx,
+      ...(s.non2xx ? { statuses: s.statuses } : {}),
+      cache_hits: s.hit,
+      cache_misses: s.miss,
+    };
   }
   for (const k of ["read", "write"]) all[k].sort((a, b) => a - b);
   return {
-    seconds: +seconds.toFixed(1), requests: total,
-    reads_per_s: +(all.read.length / seconds).toFixed(1), writes_per_s: +(all.write.length / seconds).toFixed(1),
-    read_p50_ms: pct(all.read, 50), read_p99_ms: pct(all.read, 99), write_p50_ms: pct(all.write, 50), write_p99_ms: pct(all.write, 99),
-    cache_hits: hits, cache_misses: misses, types,
+    seconds: +seconds.toFixed(1),
+    requests: total,
+    reads_per_s: +(all.read.length / seconds).toFixed(1),
+    writes_per_s: +(all.write.length / seconds).toFixed(1),
+    read_p50_ms: pct(all.read, 50),
+    read_p99_ms: pct(all.read, 99),
+    write_p50_ms: pct(all.write, 50),
+    write_p99_ms: pct(all.write, 99),
+    cache_hits: hits,
+    cache_misses: misses,
+    types,
   };
 }
 

@@ -63,7 +63,11 @@ export async function startPostgres() {
     cluster = undefined;
   };
   process.once("exit", stopNow);
-  for (const [sig, code] of [["SIGINT", 130], ["SIGTERM", 143]]) process.once(sig, () => process.exit(code));
+  for (const [sig, code] of [
+    ["SIGINT", 130],
+    ["SIGTERM", 143],
+  ])
+    process.once(sig, () => process.exit(code));
 
   // pg_stat_statements: the statement statistics of the rows-read pass (bench/mix-run.mjs).
   cluster = await startCluster({ port: await freePort(), settings: { shared_preload_libraries: "pg_stat_statements" } });

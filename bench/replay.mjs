@@ -102,9 +102,11 @@ function postWriter(api, token) {
   const writeMany = async (n, prefix) => {
     let next = 0;
     const stamp = Date.now();
-    await Promise.all(Array.from({ length: 16 }, async () => {
-      while (next < n) await write(`${prefix} ${stamp} ${next++}`);
-    }));
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < n) await write(`${prefix} ${stamp} ${next++}`);
+      }),
+    );
   };
   return { write, writeMany };
 }

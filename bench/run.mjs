@@ -52,7 +52,11 @@ const started = Date.now();
 const outdir = path.join(root, "bench/.build");
 rmSync(outdir, { recursive: true, force: true });
 log("Building the Worker (wrangler deploy --dry-run)...");
-execFileSync(process.execPath, [path.join(root, "node_modules/wrangler/bin/wrangler.js"), "deploy", "--dry-run", "--outdir", outdir], { cwd: root, env, stdio: "ignore" });
+execFileSync(process.execPath, [path.join(root, "node_modules/wrangler/bin/wrangler.js"), "deploy", "--dry-run", "--outdir", outdir], {
+  cwd: root,
+  env,
+  stdio: "ignore",
+});
 
 // 2. The database (Postgres: cluster, proxy, migrations), then the Worker under workerd through
 // Miniflare with the bindings of wrangler.toml (and those pointing it at Postgres).
@@ -84,7 +88,11 @@ let url = (await mf.ready).href.replace(/\/$/, "");
 const db = pgBackend ? pgBackend.db : await mf.getD1Database("DB");
 
 // 3. Migrations, as wrangler applies them (Postgres: already applied by pg-d1.mjs).
-for (const file of PG ? [] : readdirSync(path.join(root, "schema/migrations")).filter((f) => f.endsWith(".sql")).sort()) {
+for (const file of PG
+  ? []
+  : readdirSync(path.join(root, "schema/migrations"))
+      .filter((f) => f.endsWith(".sql"))
+      .sort()) {
   const queries = unstable_splitSqlQuery(readFileSync(path.join(root, "schema/migrations", file), "utf8"));
   await db.batch(queries.map((sql) => db.prepare(sql)));
 }
@@ -111,8 +119,23 @@ for (let i = 0; i < 4; i++) {
 const appRow = await db.prepare(`SELECT id FROM apps WHERE client_id = '${app.client_id}'`).first();
 const scope = "basic email files follow messages public_messages polls presence stream write_post";
 // BENCH_STREAM_EVENTS (300 posts per hub CPU phase) and BENCH_STREAM_FANOUT ("1000,10000" followers): smaller for a quick look.
-const streamSizes = { events: Number(process.env.BENCH_STREAM_EVENTS ?? 300), fanout: (process.env.BENCH_STREAM_FANOUT ?? "1000,10000").split(",").map(Number), ...(process.env.BENCH_STREAM_PARTS ? { parts: process.env.BENCH_STREAM_PARTS.split(",") } : {}) };
-const streamLoad = () => measureStreamLoad({ url, db, adminToken: ADMIN_TOKEN, appId: appRow.id, scope, log, inspectorPort: INSPECTOR, build: path.join(outdir, "index.js"), ...streamSizes }).catch((e) => ({ skipped: `${e.stack ?? e}${e.cause ? ` (cause: ${e.cause.stack ?? e.cause})` : ""}` }));
+const streamSizes = {
+  events: Number(process.env.BENCH_STREAM_EVENTS ?? 300),
+  fanout: (process.env.BENCH_STREAM_FANOUT ?? "1000,10000").split(",").map(Number),
+  ...(process.env.BENCH_STREAM_PARTS ? { parts: process.env.BENCH_STREAM_PARTS.split(",") } : {}),
+};
+const streamLoad = () =>
+  measureStreamLoad({
+    url,
+    db,
+    adminToken: ADMIN_TOKEN,
+    appId: appRow.id,
+    scope,
+    log,
+    inspectorPort: INSPECTOR,
+    build: path.join(outdir, "index.js"),
+    ...streamSizes,
+  }).catch((e) => ({ skipped: `${e.stack ?? e}${e.cause ? ` (cause: ${e.cause.stack ?? e.cause})` : ""}` }));
 if (STREAMS_ALONE) {
   const out = { started_at: new Date(started).toISOString(), backend: backend.id, stream_load: await streamLoad() };
   await mf.dispose();
@@ -133,7 +156,11 @@ const seeded = await seedData(db, { appId: appRow.id, actorIds: actors.map((a) =
 const seeding = { base_seconds: +((performance.now() - t0) / 1000).toFixed(1) };
 let mixData;
 if (mixOn) {
-  log(`Seeding the mix: ${Object.entries(MIX_SIZES).map(([k, v]) => `${v} ${k}`).join(", ")}...`);
+  log(
+    `Seeding the mix: ${Object.entries(MIX_SIZES)
+      .map(([k, v]) => `${v} ${k}`)
+      .join(", ")}...`,
+  );
   const { sizes, seconds, ...data } = await seedMix(db, { appId: appRow.id, now, scope });
   mixData = data;
   seeding.mix_seconds = seconds;
@@ -150,7 +177,9 @@ seeding.after_seed_seconds = +((performance.now() - t0) / 1000).toFixed(1);
 // Tokens: one per actor for most endpoints; 200 for the limiter run, so no single token's
 // 5000-per-hour bucket is what is measured.
 async function passwordToken(username) {
-  const r = await api("POST", "/oauth/access_token", { form: { grant_type: "password", client_id: app.client_id, password_grant_secret: app.password_grant_secret, username, password: "bench-password", scope } });
+  const r = await api("POST", "/oauth/access_token", {
+    form: { grant_type: "password", client_id: app.client_id, password_grant_secret: app.password_grant_secret, username, password: "bench-password", scope },
+  });
   return r.body.access_token;
 }
 const tokens = [];
@@ -161,7 +190,9 @@ for (let i = 0; i < 200; i++) manyTokens.push(await passwordToken(actors[i % act
 // 5. Load: one child process per measurement.
 function load(job) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(root, "bench/load.mjs"), JSON.stringify({ url, duration: DURATION, connections: CONNECTIONS, ...job })], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, [path.join(root, "bench/load.mjs"), JSON.stringify({ url, duration: DURATION, connections: CONNECTIONS, ...job })], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     let out = "";
     child.stdout.on("data", (d) => (out += d));
     child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out.trim().split("\n").pop())) : reject(new Error(`load exited ${code}`))));
@@ -177,7 +208,10 @@ const endpoints = [
   { name: "post lookup", paths: span(p0, p1, 500).map((id) => `/v1/posts/${id}`) },
   { name: "posts by ids (200)", paths: span(p0, p1, 20).map((id) => `/v1/posts?ids=${span(id, id + 5000, 200).join(",")}`) },
   { name: "global stream page", paths: span(p0 + 1000, p1, 50).map((id) => `/v1/posts/streams/global?before_id=${id}`) },
-  { name: "message search (relevance)", paths: searchWords.map((w) => `/v1/channels/messages/search?q=${encodeURIComponent(w)}&channel_ids=${channelList}&order=relevance`) },
+  {
+    name: "message search (relevance)",
+    paths: searchWords.map((w) => `/v1/channels/messages/search?q=${encodeURIComponent(w)}&channel_ids=${channelList}&order=relevance`),
+  },
   { name: "interactions page", paths: ["/v1/users/me/interactions"], token: true },
   { name: "presence list", paths: ["/v1/presence"], token: true },
   { name: "sys/config", paths: ["/v1/sys/config"] },
@@ -193,7 +227,9 @@ const CLIENT = { "cf-connecting-ip": "203.0.113.7" };
 
 async function measure(e, tokenList) {
   // Check the endpoint answers 200 before loading it, so a missing feature is reported, not timed.
-  const probe = await fetch(url + e.paths[0] + (e.bust ? `${e.paths[0].includes("?") ? "&" : "?"}_b=0` : ""), { headers: { ...CLIENT, ...(e.token ? { authorization: `Bearer ${tokenList[0]}` } : {}) } });
+  const probe = await fetch(url + e.paths[0] + (e.bust ? `${e.paths[0].includes("?") ? "&" : "?"}_b=0` : ""), {
+    headers: { ...CLIENT, ...(e.token ? { authorization: `Bearer ${tokenList[0]}` } : {}) },
+  });
   await probe.arrayBuffer();
   if (probe.status !== 200) return { name: e.name, skipped: `probe answered ${probe.status}` };
   const r = await load({ paths: e.paths, tokens: e.token ? tokenList : [], headers: CLIENT, bust: e.bust });
@@ -205,14 +241,28 @@ async function measure(e, tokenList) {
 // The presence list answers ~1.9 MB: a third floor serves one read and a body of the same size
 // already encoded, the most any endpoint answering that many bytes could do on this machine.
 const presenceBytes = (await (await fetch(url + "/v1/presence", { headers: { ...CLIENT, authorization: `Bearer ${tokens[0]}` } })).arrayBuffer()).byteLength;
-floors.push({ name: `floor: one read + ${(presenceBytes / 1e6).toFixed(1)} MB body`, paths: [`/v1/sys/bench/bytes/${presenceBytes - 29}`], bytesOf: "presence list" });
+floors.push({
+  name: `floor: one read + ${(presenceBytes / 1e6).toFixed(1)} MB body`,
+  paths: [`/v1/sys/bench/bytes/${presenceBytes - 29}`],
+  bytesOf: "presence list",
+});
 
-const results = { started_at: new Date(started).toISOString(), backend: backend.id, machine: { cores: (await import("node:os")).cpus().length }, settings: { duration_s: DURATION, connections: CONNECTIONS }, data_set: SIZES, seeding, floors: [], endpoints: [] };
+const results = {
+  started_at: new Date(started).toISOString(),
+  backend: backend.id,
+  machine: { cores: (await import("node:os")).cpus().length },
+  settings: { duration_s: DURATION, connections: CONNECTIONS },
+  data_set: SIZES,
+  seeding,
+  floors: [],
+  endpoints: [],
+};
 log(`\nLoad on ${backend.name}: ${CONNECTIONS} connections, ${DURATION} s per endpoint`);
 for (const f of floors) results.floors.push(await measure(f, tokens));
 for (const e of endpoints.filter((e) => wanted(e.name))) results.endpoints.push(await measure(e, tokens));
 // The same with the cache defeated: a distinct harmless `_b` parameter per request (kept responses are keyed by URL).
-for (const e of endpoints.filter((e) => wanted(e.name) && !["sys/config", "token"].includes(e.name))) results.endpoints.push(await measure({ ...e, name: `${e.name} (cache defeated)`, bust: true }, tokens));
+for (const e of endpoints.filter((e) => wanted(e.name) && !["sys/config", "token"].includes(e.name)))
+  results.endpoints.push(await measure({ ...e, name: `${e.name} (cache defeated)`, bust: true }, tokens));
 const [constant, oneRead] = results.floors;
 for (const r of results.endpoints) {
   if (r.skipped) continue;
@@ -226,7 +276,18 @@ for (const [i, f] of results.floors.entries()) if (i > 1 && !f.skipped) f.ratio_
 // 5b. The mix: every hot read type and ~15 % writes as 1,000 users, Zipf-skewed (bench/mix.mjs).
 if (mixOn) {
   const profile = PROFILE ? await (await import("./profile.mjs")).startProfile(INSPECTOR) : null;
-  results.mix = await measureMix({ root, url, data: mixData, headers: CLIENT, connections: CONNECTIONS, seconds: DURATION, floor: oneRead.requests_per_s, wanted, log, tmp: persist });
+  results.mix = await measureMix({
+    root,
+    url,
+    data: mixData,
+    headers: CLIENT,
+    connections: CONNECTIONS,
+    seconds: DURATION,
+    floor: oneRead.requests_per_s,
+    wanted,
+    log,
+    tmp: persist,
+  });
   if (profile) {
     const summary = await profile.stop(path.join(root, "bench/results/mix.cpuprofile"));
     log(`\nCPU profile of the Worker during the mix (bench/results/mix.cpuprofile): busy ${summary.busy_share} of ${summary.samples} samples`);
@@ -251,7 +312,9 @@ async function measureStreams() {
   const pending = [];
   for (let a = 0; a < apps; a++) {
     const sa = (await api("POST", "/admin/apps", { token: ADMIN_TOKEN, json: { name: `stream-app-${a}` } })).body.data;
-    const tok = (await api("POST", "/oauth/access_token", { form: { grant_type: "client_credentials", client_id: sa.client_id, client_secret: sa.client_secret } })).body.access_token;
+    const tok = (
+      await api("POST", "/oauth/access_token", { form: { grant_type: "client_credentials", client_id: sa.client_id, client_secret: sa.client_secret } })
+    ).body.access_token;
     for (let k = 0; k < 5 && sockets.length < SOCKETS; k++) {
       const created = await api("POST", "/streams", { token: tok, json: { type: "long_poll", object_types: ["post"], key: `bench_${k}` } });
       if (created.status !== 200 && created.status !== 201) throw new Error(`POST /streams answered ${created.status}`);
@@ -286,13 +349,25 @@ function openSocket(wsUrl) {
       const t = performance.now();
       for (const w of waiters) if (!w.done && text.includes(w.marker)) (w.done = true), w.resolve(t);
     });
-    ws.once("open", () => resolve({ ws, pinger: setInterval(() => ws.send("ping"), 20_000), waitFor: (marker) => new Promise((res, rej) => { waiters.push({ marker, resolve: res }); setTimeout(() => rej(new Error("event did not arrive in 30 s")), 30_000).unref(); }) }));
+    ws.once("open", () =>
+      resolve({
+        ws,
+        pinger: setInterval(() => ws.send("ping"), 20_000),
+        waitFor: (marker) =>
+          new Promise((res, rej) => {
+            waiters.push({ marker, resolve: res });
+            setTimeout(() => rej(new Error("event did not arrive in 30 s")), 30_000).unref();
+          }),
+      }),
+    );
     ws.once("error", reject);
   });
 }
 
 // 6b. Resumable streams: replay of 1,000 missed events on reconnect, and fan-out while a replay runs.
-results.replay = !wanted("replay") ? { skipped: "not in BENCH_ONLY" } : await measureReplay({ url, adminToken: ADMIN_TOKEN, postToken: tokens[1], sockets: SOCKETS, log }).catch((e) => ({ skipped: String(e.message ?? e) }));
+results.replay = !wanted("replay")
+  ? { skipped: "not in BENCH_ONLY" }
+  : await measureReplay({ url, adminToken: ADMIN_TOKEN, postToken: tokens[1], sockets: SOCKETS, log }).catch((e) => ({ skipped: String(e.message ?? e) }));
 
 // 6c. What each mix type reads per request, one at a time, with the meter on (and nothing else).
 if (mixOn) {
@@ -309,7 +384,9 @@ try {
   const off = results.endpoints.find((e) => e.name === "token");
   // Warm, as the limits-off run was: each token's limiter object exists and has leased a block.
   for (let i = 0; i < manyTokens.length; i += 20) {
-    await Promise.all(manyTokens.slice(i, i + 20).map((t) => fetch(`${url}/v1/token`, { headers: { ...CLIENT, authorization: `Bearer ${t}` } }).then((r) => r.arrayBuffer())));
+    await Promise.all(
+      manyTokens.slice(i, i + 20).map((t) => fetch(`${url}/v1/token`, { headers: { ...CLIENT, authorization: `Bearer ${t}` } }).then((r) => r.arrayBuffer())),
+    );
   }
   const on = await measure({ name: "token (rate limits on)", paths: ["/v1/token"], token: true }, manyTokens);
   if (!on.skipped && off && !off.skipped) {
@@ -335,14 +412,25 @@ log(`\nBackend: ${backend.label}`);
 log(`${pad("endpoint", W)}${num("req/s", 8)}${num("p50 ms", 8)}${num("p99 ms", 8)}${num("÷const", 8)}${num("÷1read", 8)}  notes`);
 for (const r of rows) {
   if (r.skipped) log(`${pad(r.name, W)}${num("-", 8)}${num("-", 8)}${num("-", 8)}${num("", 8)}${num("", 8)}  skipped: ${r.skipped}`);
-  else log(`${pad(r.name, W)}${num(r.requests_per_s, 8)}${num(r.p50_ms, 8)}${num(r.p99_ms, 8)}${num(r.ratio_to_constant ?? "", 8)}${num(r.ratio_to_one_read ?? "", 8)}  ${r.non2xx ? `${r.non2xx} non-2xx ` : ""}${r.ratio_to_limits_off ? `÷limits-off ${r.ratio_to_limits_off}` : ""}${r.ratio_to_same_bytes ? `÷same-bytes floor ${r.ratio_to_same_bytes}` : ""}`);
+  else
+    log(
+      `${pad(r.name, W)}${num(r.requests_per_s, 8)}${num(r.p50_ms, 8)}${num(r.p99_ms, 8)}${num(r.ratio_to_constant ?? "", 8)}${num(r.ratio_to_one_read ?? "", 8)}  ${r.non2xx ? `${r.non2xx} non-2xx ` : ""}${r.ratio_to_limits_off ? `÷limits-off ${r.ratio_to_limits_off}` : ""}${r.ratio_to_same_bytes ? `÷same-bytes floor ${r.ratio_to_same_bytes}` : ""}`,
+    );
 }
 printMix(results.mix, log);
-log(`\nseeding: base set ${seeding.base_seconds} s${seeding.mix_seconds !== undefined ? `, mix set ${seeding.mix_seconds} s` : ""}, derived timelines and flags ${seeding.derived_state_seconds} s${PG ? `, then VACUUM ANALYZE ${seeding.after_seed_seconds} s` : ""}`);
+log(
+  `\nseeding: base set ${seeding.base_seconds} s${seeding.mix_seconds !== undefined ? `, mix set ${seeding.mix_seconds} s` : ""}, derived timelines and flags ${seeding.derived_state_seconds} s${PG ? `, then VACUUM ANALYZE ${seeding.after_seed_seconds} s` : ""}`,
+);
 if (results.streams.skipped) log(`\nstreams: skipped: ${results.streams.skipped}`);
-else log(`\nstreams: one write to ${results.streams.sockets} app stream sockets: p50 ${results.streams.p50_ms} ms, p99 ${results.streams.p99_ms} ms (${results.streams.writes} writes)`);
+else
+  log(
+    `\nstreams: one write to ${results.streams.sockets} app stream sockets: p50 ${results.streams.p50_ms} ms, p99 ${results.streams.p99_ms} ms (${results.streams.writes} writes)`,
+  );
 if (results.replay.skipped) log(`replay: skipped: ${results.replay.skipped}`);
-else log(`replay: ${results.replay.replay.events} missed events replayed on reconnect in ${results.replay.replay.ms} ms; one write to ${results.replay.fanout.sockets} sockets with a ${results.replay.fanout.replaying}-event replay running: p50 ${results.replay.fanout.p50_ms} ms, p99 ${results.replay.fanout.p99_ms} ms`);
+else
+  log(
+    `replay: ${results.replay.replay.events} missed events replayed on reconnect in ${results.replay.replay.ms} ms; one write to ${results.replay.fanout.sockets} sockets with a ${results.replay.fanout.replaying}-event replay running: p50 ${results.replay.fanout.p50_ms} ms, p99 ${results.replay.fanout.p99_ms} ms`,
+  );
 printStreamLoad(results.stream_load, log);
 log(`\nTotal ${results.total_seconds} s`);
 mkdirSync(path.join(root, "bench/results"), { recursive: true });

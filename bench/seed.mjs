@@ -18,7 +18,7 @@ const WORDS = (
 ).split(" ");
 
 let seed = 42;
-const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
 const pick = (arr) => arr[Math.floor(rand() * arr.length)];
 const int = (n) => Math.floor(rand() * n);
 const sentence = (n) => Array.from({ length: n }, () => pick(WORDS)).join(" ");
@@ -40,7 +40,9 @@ async function insertRows(db, table, columns, count, rowFn, bar) {
   for (let start = 0; start < count; start += ROWS_PER_STATEMENT) {
     const values = [];
     for (let i = start; i < Math.min(count, start + ROWS_PER_STATEMENT); i++) values.push(`(${rowFn(i).join(",")})`);
-    statements.push(db.prepare(`INSERT INTO ${table} (${columns.join(",")}) VALUES ${values.join(",")}${table === "interaction_events" ? ONE_EVENT_PER_ACTOR : ""}`));
+    statements.push(
+      db.prepare(`INSERT INTO ${table} (${columns.join(",")}) VALUES ${values.join(",")}${table === "interaction_events" ? ONE_EVENT_PER_ACTOR : ""}`),
+    );
     rows += values.length;
     if (statements.length === STATEMENTS_PER_BATCH) await flush();
   }
@@ -52,64 +54,124 @@ async function insertRows(db, table, columns, count, rowFn, bar) {
  * users created through the API (they can log in); interactions are about `actorIds[0]`.
  */
 export async function seedData(db, { appId, actorIds, now }) {
-  const bars = new cliProgress.MultiBar({ format: " {bar} {percentage}% | {value}/{total} {name}", hideCursor: true, clearOnComplete: false, noTTYOutput: true, notTTYSchedule: 5000 }, cliProgress.Presets.shades_classic);
+  const bars = new cliProgress.MultiBar(
+    { format: " {bar} {percentage}% | {value}/{total} {name}", hideCursor: true, clearOnComplete: false, noTTYOutput: true, notTTYSchedule: 5000 },
+    cliProgress.Presets.shades_classic,
+  );
   const base = (await db.prepare("SELECT coalesce(max(id), 0) AS m FROM users").first()).m;
   const userId = (i) => base + 1 + i;
   const allUserIds = (n) => (n < SIZES.users ? userId(n) : actorIds[n - SIZES.users]);
   const anyUser = () => allUserIds(int(SIZES.users + actorIds.length));
 
   let bar = bars.create(SIZES.users, 0, { name: "users" });
-  await insertRows(db, "users", ["id", "username", "password_hash", "name", "type", "created_at"], SIZES.users, (i) => [
-    userId(i), q(`bench_${i}`), q("pbkdf2$1$00$00"), q(`Bench User ${i}`), q(i % 50 === 0 ? "bot" : "human"), now - 86400 * 30,
-  ], bar);
+  await insertRows(
+    db,
+    "users",
+    ["id", "username", "password_hash", "name", "type", "created_at"],
+    SIZES.users,
+    (i) => [userId(i), q(`bench_${i}`), q("pbkdf2$1$00$00"), q(`Bench User ${i}`), q(i % 50 === 0 ? "bot" : "human"), now - 86400 * 30],
+    bar,
+  );
 
   const followsPerUser = 10;
   bar = bars.create(SIZES.users * followsPerUser, 0, { name: "follows" });
-  await insertRows(db, "follows", ["follower_id", "followed_id", "created_at"], SIZES.users * followsPerUser, (i) => {
-    const follower = userId(Math.floor(i / followsPerUser));
-    // Distinct targets per follower: a stride walk, skipping oneself.
-    let followed = userId((Math.floor(i / followsPerUser) + 1 + (i % followsPerUser) * 997) % SIZES.users);
-    if (followed === follower) followed = actorIds[0];
-    return [follower, followed, now - 86400 * 20];
-  }, bar);
+  await insertRows(
+    db,
+    "follows",
+    ["follower_id", "followed_id", "created_at"],
+    SIZES.users * followsPerUser,
+    (i) => {
+      const follower = userId(Math.floor(i / followsPerUser));
+      // Distinct targets per follower: a stride walk, skipping oneself.
+      let followed = userId((Math.floor(i / followsPerUser) + 1 + (i % followsPerUser) * 997) % SIZES.users);
+      if (followed === follower) followed = actorIds[0];
+      return [follower, followed, now - 86400 * 20];
+    },
+    bar,
+  );
   // The actors follow 50 users each so their unified streams have content.
   for (const a of actorIds) {
-    await db.batch(Array.from({ length: 50 }, (_, k) => db.prepare(`INSERT INTO follows (follower_id, followed_id, created_at) VALUES (${a}, ${userId(k * 37)}, ${now - 86400}) ON CONFLICT DO NOTHING`)));
+    await db.batch(
+      Array.from({ length: 50 }, (_, k) =>
+        db.prepare(`INSERT INTO follows (follower_id, followed_id, created_at) VALUES (${a}, ${userId(k * 37)}, ${now - 86400}) ON CONFLICT DO NOTHING`),
+      ),
+    );
   }
 
   const postBase = (await db.prepare("SELECT coalesce(max(id), 0) AS m FROM posts").first()).m;
   bar = bars.create(SIZES.posts, 0, { name: "posts" });
-  await insertRows(db, "posts", ["id", "user_id", "app_id", "thread_id", "reply_to", "text", "html", "entities", "created_at", "revised_at"], SIZES.posts, (i) => {
-    const id = postBase + 1 + i;
-    const replyTo = i > 100 && i % 10 === 0 ? postBase + 1 + int(i) : null;
-    const text = sentence(6 + int(20));
-    const at = now - (SIZES.posts - i) * 10;
-    return [id, i % 1000 === 0 ? actorIds[(i / 1000) % actorIds.length] : anyUser(), appId, replyTo ?? id, replyTo ?? "NULL", q(text),
-      q(`<span itemscope itemtype="https://schema.example.io/Post">${esc(text)}</span>`), q('{"links":[],"mentions":[],"tags":[]}'), at, at];
-  }, bar);
+  await insertRows(
+    db,
+    "posts",
+    ["id", "user_id", "app_id", "thread_id", "reply_to", "text", "html", "entities", "created_at", "revised_at"],
+    SIZES.posts,
+    (i) => {
+      const id = postBase + 1 + i;
+      const replyTo = i > 100 && i % 10 === 0 ? postBase + 1 + int(i) : null;
+      const text = sentence(6 + int(20));
+      const at = now - (SIZES.posts - i) * 10;
+      return [
+        id,
+        i % 1000 === 0 ? actorIds[(i / 1000) % actorIds.length] : anyUser(),
+        appId,
+        replyTo ?? id,
+        replyTo ?? "NULL",
+        q(text),
+        q(`<span itemscope itemtype="https://schema.example.io/Post">${esc(text)}</span>`),
+        q('{"links":[],"mentions":[],"tags":[]}'),
+        at,
+        at,
+      ];
+    },
+    bar,
+  );
 
   const channelBase = (await db.prepare("SELECT coalesce(max(id), 0) AS m FROM channels").first()).m;
   const channelIds = Array.from({ length: SIZES.channels }, (_, i) => channelBase + 1 + i);
   bar = bars.create(SIZES.channels, 0, { name: "channels" });
-  await insertRows(db, "channels", ["id", "type", "owner_id", "app_id", "read_public", "read_any_user", "write_any_user", "created_at"], SIZES.channels, (i) => [
-    channelIds[i], q("io.example.core.chat"), anyUser(), appId, 1, 1, 1, now - 86400 * 10,
-  ], bar);
+  await insertRows(
+    db,
+    "channels",
+    ["id", "type", "owner_id", "app_id", "read_public", "read_any_user", "write_any_user", "created_at"],
+    SIZES.channels,
+    (i) => [channelIds[i], q("io.example.core.chat"), anyUser(), appId, 1, 1, 1, now - 86400 * 10],
+    bar,
+  );
 
   const messageBase = (await db.prepare("SELECT coalesce(max(id), 0) AS m FROM messages").first()).m;
   bar = bars.create(SIZES.messages, 0, { name: "messages" });
-  await insertRows(db, "messages", ["id", "channel_id", "user_id", "app_id", "thread_id", "text", "html", "entities", "created_at"], SIZES.messages, (i) => {
-    const id = messageBase + 1 + i;
-    const text = sentence(8 + int(30));
-    return [id, channelIds[i % SIZES.channels], anyUser(), appId, id, q(text),
-      q(`<span itemscope itemtype="https://schema.example.io/Message">${esc(text)}</span>`), q('{"links":[],"mentions":[],"tags":[]}'), now - (SIZES.messages - i) * 5];
-  }, bar);
+  await insertRows(
+    db,
+    "messages",
+    ["id", "channel_id", "user_id", "app_id", "thread_id", "text", "html", "entities", "created_at"],
+    SIZES.messages,
+    (i) => {
+      const id = messageBase + 1 + i;
+      const text = sentence(8 + int(30));
+      return [
+        id,
+        channelIds[i % SIZES.channels],
+        anyUser(),
+        appId,
+        id,
+        q(text),
+        q(`<span itemscope itemtype="https://schema.example.io/Message">${esc(text)}</span>`),
+        q('{"links":[],"mentions":[],"tags":[]}'),
+        now - (SIZES.messages - i) * 5,
+      ];
+    },
+    bar,
+  );
 
   // Interactions about every actor (the interactions row rotates their tokens, and each must get
   // a real page): bookmarks, reposts and replies of their posts and follows of them, as merged
   // groups (a group per object per day) with their events; the groups are dealt out in turn.
   const postsOf = new Map();
   for (const actor of actorIds) {
-    postsOf.set(actor, (await db.prepare(`SELECT id FROM posts WHERE user_id = ${actor} ORDER BY id LIMIT 200`).all()).results.map((r) => r.id));
+    postsOf.set(
+      actor,
+      (await db.prepare(`SELECT id FROM posts WHERE user_id = ${actor} ORDER BY id LIMIT 200`).all()).results.map((r) => r.id),
+    );
   }
   const groupBase = (await db.prepare("SELECT coalesce(max(id), 0) AS m FROM interaction_groups").first()).m;
   const eventBase = (await db.prepare("SELECT coalesce(max(id), 0) AS m FROM interaction_events").first()).m;
@@ -117,31 +179,65 @@ export async function seedData(db, { appId, actorIds, now }) {
   const groups = SIZES.interactions / eventsPerGroup;
   const actions = ["bookmark", "repost", "reply", "follow"];
   bar = bars.create(SIZES.interactions + groups, 0, { name: "interactions" });
-  await insertRows(db, "interaction_groups", ["id", "user_id", "action", "object_id", "latest_event_id", "latest_at"], groups, (g) => {
-    const action = actions[g % actions.length];
-    const actor = actorIds[Math.floor(g / actions.length) % actorIds.length];
-    const own = postsOf.get(actor);
-    return [groupBase + 1 + g, actor, q(action), action === "follow" ? actor : own[g % own.length],
-      eventBase + (g + 1) * eventsPerGroup, now - (groups - g) * 86400 * 2];
-  }, bar);
-  await insertRows(db, "interaction_events", ["id", "group_id", "actor_id", "created_at"], SIZES.interactions, (e) => {
-    const g = Math.floor(e / eventsPerGroup);
-    return [eventBase + 1 + e, groupBase + 1 + g, anyUser(), now - (groups - g) * 86400 * 2 - (eventsPerGroup - (e % eventsPerGroup)) * 60];
-  }, bar);
+  await insertRows(
+    db,
+    "interaction_groups",
+    ["id", "user_id", "action", "object_id", "latest_event_id", "latest_at"],
+    groups,
+    (g) => {
+      const action = actions[g % actions.length];
+      const actor = actorIds[Math.floor(g / actions.length) % actorIds.length];
+      const own = postsOf.get(actor);
+      return [
+        groupBase + 1 + g,
+        actor,
+        q(action),
+        action === "follow" ? actor : own[g % own.length],
+        eventBase + (g + 1) * eventsPerGroup,
+        now - (groups - g) * 86400 * 2,
+      ];
+    },
+    bar,
+  );
+  await insertRows(
+    db,
+    "interaction_events",
+    ["id", "group_id", "actor_id", "created_at"],
+    SIZES.interactions,
+    (e) => {
+      const g = Math.floor(e / eventsPerGroup);
+      return [eventBase + 1 + e, groupBase + 1 + g, anyUser(), now - (groups - g) * 86400 * 2 - (eventsPerGroup - (e % eventsPerGroup)) * 60];
+    },
+    bar,
+  );
 
   bar = bars.create(SIZES.presence, 0, { name: "presence" });
-  await insertRows(db, "presence", ["user_id", "presence", "last_seen_at", "expires_at"], SIZES.presence, (i) => [
-    userId(i), q(i % 3 ? "online" : "coding"), now, now + 3600 * 24,
-  ], bar);
+  await insertRows(
+    db,
+    "presence",
+    ["user_id", "presence", "last_seen_at", "expires_at"],
+    SIZES.presence,
+    (i) => [userId(i), q(i % 3 ? "online" : "coding"), now, now + 3600 * 24],
+    bar,
+  );
 
   // Counters, as the API would have kept them.
   await db.batch([
-    db.prepare(`UPDATE users SET followers = (SELECT count(*) FROM follows WHERE followed_id = users.id), following = (SELECT count(*) FROM follows WHERE follower_id = users.id), posts = (SELECT count(*) FROM posts WHERE user_id = users.id) WHERE id > ${base} OR id IN (${actorIds.join(",")})`),
+    db.prepare(
+      `UPDATE users SET followers = (SELECT count(*) FROM follows WHERE followed_id = users.id), following = (SELECT count(*) FROM follows WHERE follower_id = users.id), posts = (SELECT count(*) FROM posts WHERE user_id = users.id) WHERE id > ${base} OR id IN (${actorIds.join(",")})`,
+    ),
     db.prepare(`UPDATE posts SET replies = (SELECT count(*) FROM posts r WHERE r.reply_to = posts.id) WHERE id > ${postBase}`),
-    db.prepare(`UPDATE channels SET messages = (SELECT count(*) FROM messages m WHERE m.channel_id = channels.id), recent_message_id = (SELECT max(id) FROM messages m WHERE m.channel_id = channels.id) WHERE id > ${channelBase}`),
+    db.prepare(
+      `UPDATE channels SET messages = (SELECT count(*) FROM messages m WHERE m.channel_id = channels.id), recent_message_id = (SELECT max(id) FROM messages m WHERE m.channel_id = channels.id) WHERE id > ${channelBase}`,
+    ),
   ]);
   bars.stop();
-  return { postIds: [postBase + 1, postBase + SIZES.posts], messageIds: [messageBase + 1, messageBase + SIZES.messages], channelIds, userIds: [userId(0), userId(SIZES.users - 1)] };
+  return {
+    postIds: [postBase + 1, postBase + SIZES.posts],
+    messageIds: [messageBase + 1, messageBase + SIZES.messages],
+    channelIds,
+    userIds: [userId(0), userId(SIZES.users - 1)],
+  };
 }
 
 /**

@@ -40,7 +40,14 @@ export async function seedUsers(api, adminToken, count) {
   for (let i = 0; i < count; i++) {
     const username = `soak_${tag}_${i}`;
     const user = (await must(api("POST", "/admin/users", { token: adminToken, json: { username, password: "soak-password" } }), "user")).data;
-    const form = { grant_type: "password", client_id: app.client_id, password_grant_secret: app.password_grant_secret, username, password: "soak-password", scope: SCOPE };
+    const form = {
+      grant_type: "password",
+      client_id: app.client_id,
+      password_grant_secret: app.password_grant_secret,
+      username,
+      password: "soak-password",
+      scope: SCOPE,
+    };
     const token = (await must(api("POST", "/oauth/access_token", { form }), "token")).access_token;
     const channel = (await must(api("POST", "/channels", { token, json: { type: "com.example.chat", acl: {} } }), "channel")).data;
     const post = (await must(api("POST", "/posts", { token, json: { text: text() } }), "post")).data;
@@ -63,33 +70,45 @@ export function mix() {
   const writes = [
     [4, (api, users) => api("POST", "/posts", { token: pick(users).token, json: { text: text() } }).then(remember)],
     [1, (api, users) => api("POST", "/posts", { token: pick(users).token, json: { text: text(), reply_to: somePost(users) } }).then(remember)],
-    [3, (api, users) => {
-      const u = pick(users);
-      return api("POST", `/channels/${u.channelId}/messages`, { token: u.token, json: { text: text() } });
-    }],
-    [1, (api, users) => {
-      const u = pick(users);
-      const id = somePost(users);
-      const on = u.bookmarked.has(id);
-      on ? u.bookmarked.delete(id) : u.bookmarked.add(id);
-      return api(on ? "DELETE" : "PUT", `/posts/${id}/bookmark`, { token: u.token });
-    }],
-    [1, (api, users) => {
-      const u = pick(users);
-      const other = pick(users.filter((o) => o !== u));
-      const on = u.following.has(other.id);
-      on ? u.following.delete(other.id) : u.following.add(other.id);
-      return api(on ? "DELETE" : "PUT", `/users/${other.id}/follow`, { token: u.token });
-    }],
+    [
+      3,
+      (api, users) => {
+        const u = pick(users);
+        return api("POST", `/channels/${u.channelId}/messages`, { token: u.token, json: { text: text() } });
+      },
+    ],
+    [
+      1,
+      (api, users) => {
+        const u = pick(users);
+        const id = somePost(users);
+        const on = u.bookmarked.has(id);
+        on ? u.bookmarked.delete(id) : u.bookmarked.add(id);
+        return api(on ? "DELETE" : "PUT", `/posts/${id}/bookmark`, { token: u.token });
+      },
+    ],
+    [
+      1,
+      (api, users) => {
+        const u = pick(users);
+        const other = pick(users.filter((o) => o !== u));
+        const on = u.following.has(other.id);
+        on ? u.following.delete(other.id) : u.following.add(other.id);
+        return api(on ? "DELETE" : "PUT", `/users/${other.id}/follow`, { token: u.token });
+      },
+    ],
   ];
   const reads = [
     [2, (api, users) => api("GET", "/posts/streams/global", { token: pick(users).token })],
     [2, (api, users) => api("GET", "/posts/streams/me", { token: pick(users).token })],
     [2, (api, users) => api("GET", `/posts/${somePost(users)}`, { token: pick(users).token })],
-    [2, (api, users) => {
-      const u = pick(users);
-      return api("GET", `/channels/${u.channelId}/messages`, { token: u.token });
-    }],
+    [
+      2,
+      (api, users) => {
+        const u = pick(users);
+        return api("GET", `/channels/${u.channelId}/messages`, { token: u.token });
+      },
+    ],
     [1, (api, users) => api("GET", `/users/${pick(users).id}/posts`)],
     [1, (api, users) => api("GET", "/users/me", { token: pick(users).token })],
   ];

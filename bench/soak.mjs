@@ -112,18 +112,24 @@ for (const event of ["uncaughtException", "unhandledRejection"]) {
   });
 }
 // Whatever happens (a hung server, a stuck request), the soak ends: the run plus 5 minutes for setup.
-const deadline = setTimeout(async () => {
-  console.error("Soak: past its deadline; stopping.");
-  await stopServer();
-  process.exit(0);
-}, (MINUTES * 60 + 300) * 1000);
+const deadline = setTimeout(
+  async () => {
+    console.error("Soak: past its deadline; stopping.");
+    await stopServer();
+    process.exit(0);
+  },
+  (MINUTES * 60 + 300) * 1000,
+);
 deadline.unref();
 for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => stopServer().then(() => process.exit(130)));
 
 async function ready() {
   const until = Date.now() + 180_000;
   while (Date.now() < until && !serverExited) {
-    const ok = await fetch(`${origin}/v1/sys/config`).then((r) => r.arrayBuffer().then(() => r.ok), () => false);
+    const ok = await fetch(`${origin}/v1/sys/config`).then(
+      (r) => r.arrayBuffer().then(() => r.ok),
+      () => false,
+    );
     if (ok) return true;
     await sleep(500);
   }
@@ -222,7 +228,14 @@ while (Date.now() < endAt && !serverExited) {
   if (Date.now() >= nextWindow || Date.now() >= endAt) {
     nextWindow += WINDOW_S * 1000;
     const sorted = windowLatencies.sort((a, b) => a - b);
-    const w = { t: s.t, requests: sorted.length, p50_ms: pct(sorted, 50), p99_ms: pct(sorted, 99), non2xx: windowNon2xx, rss_mb: Object.fromEntries(roles.map((r) => [r, s[r]])) };
+    const w = {
+      t: s.t,
+      requests: sorted.length,
+      p50_ms: pct(sorted, 50),
+      p99_ms: pct(sorted, 99),
+      non2xx: windowNon2xx,
+      rss_mb: Object.fromEntries(roles.map((r) => [r, s[r]])),
+    };
     windows.push(w);
     windowLatencies = [];
     windowNon2xx = 0;
@@ -252,28 +265,58 @@ const runS = samples[samples.length - 1].t;
 const warm = samples.find((s) => s.t >= runS / 3) ?? samples[0];
 const lastThird = samples.filter((s) => s.t >= (2 * runS) / 3);
 const end = samples[samples.length - 1];
-const reqPerMin = lastThird.length > 1 ? ((lastThird[lastThird.length - 1].requests - lastThird[0].requests) / (lastThird[lastThird.length - 1].t - lastThird[0].t)) * 60 : 0;
+const reqPerMin =
+  lastThird.length > 1 ? ((lastThird[lastThird.length - 1].requests - lastThird[0].requests) / (lastThird[lastThird.length - 1].t - lastThird[0].t)) * 60 : 0;
 const summary = {};
-log(`\n${total} requests in ${(runS / 60).toFixed(1)} min (${(total / runS).toFixed(1)}/s); statuses ${JSON.stringify(statuses)}${dropped ? `; ${dropped} not sent (${MAX_IN_FLIGHT} in flight)` : ""}`);
+log(
+  `\n${total} requests in ${(runS / 60).toFixed(1)} min (${(total / runS).toFixed(1)}/s); statuses ${JSON.stringify(statuses)}${dropped ? `; ${dropped} not sent (${MAX_IN_FLIGHT} in flight)` : ""}`,
+);
 log(`${"process".padEnd(22)}${pad("start MB", 10)}${pad("warm-up MB", 12)}${pad("end MB", 10)}${pad("last third MB/min", 19)}${pad("KB/req", 8)}  verdict`);
 for (const r of roles) {
   const slope = slopeMbPerMin(lastThird.filter((s) => s[r] !== undefined).map((s) => ({ x: s.t, y: s[r] })));
   const kbPerReq = reqPerMin ? (slope * 1024) / reqPerMin : 0;
   const verdict = slope <= FLAT ? "flat after warm-up" : `growing ${slope.toFixed(1)} MB/min`;
-  summary[r] = { start_mb: samples[0][r], warmup_end_mb: warm[r], end_mb: end[r], last_third_mb_per_min: +slope.toFixed(2), kb_per_request: +kbPerReq.toFixed(1), verdict };
-  log(`${ROLES[r].padEnd(22)}${pad(samples[0][r], 10)}${pad(warm[r], 12)}${pad(end[r], 10)}${pad(slope.toFixed(2), 19)}${pad(kbPerReq.toFixed(1), 8)}  ${verdict}`);
+  summary[r] = {
+    start_mb: samples[0][r],
+    warmup_end_mb: warm[r],
+    end_mb: end[r],
+    last_third_mb_per_min: +slope.toFixed(2),
+    kb_per_request: +kbPerReq.toFixed(1),
+    verdict,
+  };
+  log(
+    `${ROLES[r].padEnd(22)}${pad(samples[0][r], 10)}${pad(warm[r], 12)}${pad(end[r], 10)}${pad(slope.toFixed(2), 19)}${pad(kbPerReq.toFixed(1), 8)}  ${verdict}`,
+  );
 }
 if (heap.warmup && heap.end) {
   const grew = heap.end.live_mb - heap.warmup.live_mb;
   summary.worker_heap = { ...heap, verdict: grew <= FLAT_HEAP_MB ? "flat after warm-up" : `grew ${grew.toFixed(1)} MB` };
-  log(`Worker's JS heap after a full GC: ${heap.warmup.live_mb} MB at warm-up end, ${heap.end.live_mb} MB at the end (in use before the GC: ${heap.warmup.used_mb}, ${heap.end.used_mb} MB): ${summary.worker_heap.verdict}`);
-} else log(`Worker's JS heap: not measured (${!probeHeap ? "not with --devtools" : inspector ? "its inspector did not answer" : "its inspector was not found"})`);
+  log(
+    `Worker's JS heap after a full GC: ${heap.warmup.live_mb} MB at warm-up end, ${heap.end.live_mb} MB at the end (in use before the GC: ${heap.warmup.used_mb}, ${heap.end.used_mb} MB): ${summary.worker_heap.verdict}`,
+  );
+} else
+  log(`Worker's JS heap: not measured (${!probeHeap ? "not with --devtools" : inspector ? "its inspector did not answer" : "its inspector was not found"})`);
 for (const [r, n] of Object.entries(restarts)) log(`${ROLES[r]} was replaced ${n} time(s) during the run (a reload: its memory started over)`);
 const afterWarm = windows.filter((w) => w.t > warm.t && w.p99_ms !== null);
-if (afterWarm.length > 1) log(`p99 after warm-up: first window ${afterWarm[0].p99_ms} ms, last ${afterWarm[afterWarm.length - 1].p99_ms} ms (latency is indicative only on a shared machine)`);
+if (afterWarm.length > 1)
+  log(
+    `p99 after warm-up: first window ${afterWarm[0].p99_ms} ms, last ${afterWarm[afterWarm.length - 1].p99_ms} ms (latency is indicative only on a shared machine)`,
+  );
 for (const [status, body] of Object.entries(examples)) log(`First ${status} answer: ${body}`);
 if (serverErrors.length) log(`Server errors logged (${serverErrors.length}):\n  ${serverErrors.join("\n  ")}`);
-const result = { started_at: new Date(start).toISOString(), settings: { minutes: MINUTES, writes_per_s: WRITES, reads_per_s: READS, users: USERS, sample_s: SAMPLE_S, flat_mb_per_min: FLAT }, total, statuses, examples, dropped, restarts, summary, windows, samples, server_errors: serverErrors };
+const result = {
+  started_at: new Date(start).toISOString(),
+  settings: { minutes: MINUTES, writes_per_s: WRITES, reads_per_s: READS, users: USERS, sample_s: SAMPLE_S, flat_mb_per_min: FLAT },
+  total,
+  statuses,
+  examples,
+  dropped,
+  restarts,
+  summary,
+  windows,
+  samples,
+  server_errors: serverErrors,
+};
 mkdirSync(path.join(root, "bench/results"), { recursive: true });
 writeFileSync(path.join(root, "bench/results/soak-latest.json"), JSON.stringify(result, null, 2) + "\n");
 log("Wrote bench/results/soak-latest.json");

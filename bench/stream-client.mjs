@@ -31,12 +31,14 @@ export function apiClient(url) {
 export async function pool(items, n, fn) {
   const out = new Array(items.length);
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(n, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i], i);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(n, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i], i);
+      }
+    }),
+  );
   return out;
 }
 
@@ -133,7 +135,7 @@ export function insideShare(profile, line) {
 export function hubPublishLine(build) {
   const lines = readFileSync(build, "utf8").split("\n");
   const cls = lines.findIndex((l) => /^var AppStreamHub = class\b/.test(l));
-  const at = lines.findIndex((l, i) => i > cls && /^  async publish\(/.test(l));
+  const at = lines.findIndex((l, i) => i > cls && /^ {2}async publish\(/.test(l));
   if (cls < 0 || at < 0) throw new Error("AppStreamHub.publish not found in the built Worker");
   return at;
 }

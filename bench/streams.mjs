@@ -26,7 +26,21 @@ const MARK = /sbm-(\d+)-(\d+)/; // the marker in a post's text: run stamp, post 
  * scopes (must hold `stream` and `write_post`). Options: `events` (M, 300), `fanout` ([1000, 10000]),
  * `posts` per fan-out size (5), `relaySeconds` (15).
  */
-export async function measureStreamLoad({ url, db, adminToken, appId, scope, inspectorPort, build, log = () => {}, events = 300, fanout = [1000, 10_000], posts = 5, relaySeconds = 15, parts = ["hub", "relay", "fanout"] }) {
+export async function measureStreamLoad({
+  url,
+  db,
+  adminToken,
+  appId,
+  scope,
+  inspectorPort,
+  build,
+  log = () => {},
+  events = 300,
+  fanout = [1000, 10_000],
+  posts = 5,
+  relaySeconds = 15,
+  parts = ["hub", "relay", "fanout"],
+}) {
   const api = apiClient(url);
   const pid = workerdPid();
   const stamp = Date.now() % 1e9;
@@ -38,7 +52,12 @@ export async function measureStreamLoad({ url, db, adminToken, appId, scope, ins
   const followers = users.slice(fanout.length + 8);
   // Author i is followed by the first fanout[i] followers.
   const follows = fanout.flatMap((n, i) => followers.slice(0, n).map((f) => [f.id, authors[i].id]));
-  await insertRows(db, "follows", ["follower_id", "followed_id", "created_at"], follows.map(([a, b]) => [a, b, Math.floor(Date.now() / 1000) - 3600]));
+  await insertRows(
+    db,
+    "follows",
+    ["follower_id", "followed_id", "created_at"],
+    follows.map(([a, b]) => [a, b, Math.floor(Date.now() / 1000) - 3600]),
+  );
   for (const [i, n] of fanout.entries()) await db.prepare(`UPDATE users SET followers = ${n} WHERE id = ${authors[i].id}`).run();
 
   let seq = 0;
@@ -50,7 +69,9 @@ export async function measureStreamLoad({ url, db, adminToken, appId, scope, ins
   };
 
   const skipped = { skipped: "not asked for" };
-  const hub_cpu = parts.includes("hub") ? await hubCpu({ api, url, adminToken, pid, inspectorPort, build, post, writer: writers[0].token, events, log }) : skipped;
+  const hub_cpu = parts.includes("hub")
+    ? await hubCpu({ api, url, adminToken, pid, inspectorPort, build, post, writer: writers[0].token, events, log })
+    : skipped;
   const relay = parts.includes("relay") ? await relayThroughput({ api, url, adminToken, post, writers, seconds: relaySeconds, log }) : skipped;
   const fan = parts.includes("fanout") ? await userFanout({ api, url, post, authors, followers, fanout, posts, log }) : skipped;
   return { workerd_pid: pid, hub_cpu, relay, fanout: fan };
@@ -61,19 +82,44 @@ async function seedUsers(db, { appId, scope, count, prefix }) {
   const now = Math.floor(Date.now() / 1000);
   const day = new Date(now * 1000).toISOString().slice(0, 10);
   const list = Array.from({ length: count }, (_, i) => ({ username: `${prefix}${i}`, token: `sb-${i}-${randomBytes(12).toString("hex")}` }));
-  await insertRows(db, "users", ["username", "password_hash", "name", "type", "created_at"], list.map((u) => [q(u.username), q("pbkdf2$1$00$00"), q(u.username), q("human"), now - 86400]));
-  const ids = new Map((await db.prepare(`SELECT id, username FROM users WHERE username LIKE '${prefix}%'`).all()).results.map((r) => [r.username, Number(r.id)]));
+  await insertRows(
+    db,
+    "users",
+    ["username", "password_hash", "name", "type", "created_at"],
+    list.map((u) => [q(u.username), q("pbkdf2$1$00$00"), q(u.username), q("human"), now - 86400]),
+  );
+  const ids = new Map(
+    (await db.prepare(`SELECT id, username FROM users WHERE username LIKE '${prefix}%'`).all()).results.map((r) => [r.username, Number(r.id)]),
+  );
   for (const u of list) u.id = ids.get(u.username);
-  await insertRows(db, "tokens", ["token_hash", "app_id", "user_id", "scopes", "created_at", "last_seen_day"], list.map((u) => [q(createHash("sha256").update(u.token).digest("hex")), appId, u.id, q(scope), now - 3600, q(day)]));
-  await insertRows(db, "authorizations", ["user_id", "app_id", "scopes", "created_at"], list.map((u) => [u.id, appId, q(scope), now - 3600]));
+  await insertRows(
+    db,
+    "tokens",
+    ["token_hash", "app_id", "user_id", "scopes", "created_at", "last_seen_day"],
+    list.map((u) => [q(createHash("sha256").update(u.token).digest("hex")), appId, u.id, q(scope), now - 3600, q(day)]),
+  );
+  await insertRows(
+    db,
+    "authorizations",
+    ["user_id", "app_id", "scopes", "created_at"],
+    list.map((u) => [u.id, appId, q(scope), now - 3600]),
+  );
   return list;
 }
 
 async function insertRows(db, table, columns, rows) {
-  const PER_STATEMENT = 200, PER_BATCH = 20;
+  const PER_STATEMENT = 200,
+    PER_BATCH = 20;
   let batch = [];
   for (let i = 0; i < rows.length; i += PER_STATEMENT) {
-    batch.push(db.prepare(`INSERT INTO ${table} (${columns.join(",")}) VALUES ${rows.slice(i, i + PER_STATEMENT).map((r) => `(${r.join(",")})`).join(",")}`));
+    batch.push(
+      db.prepare(
+        `INSERT INTO ${table} (${columns.join(",")}) VALUES ${rows
+          .slice(i, i + PER_STATEMENT)
+          .map((r) => `(${r.join(",")})`)
+          .join(",")}`,
+      ),
+    );
     if (batch.length === PER_BATCH) await db.batch(batch), (batch = []);
   }
   if (batch.length) await db.batch(batch);
@@ -81,17 +127,21 @@ async function insertRows(db, table, columns, rows) {
 
 /** `count` app stream keys taking posts (5 per app, the most an app may have), each with one open socket. */
 async function listeningKeys({ api, url, adminToken, count, tag }) {
-  const apps = await pool(Array.from({ length: Math.ceil(count / 5) }, (_, i) => i), 8, async (i) => {
-    const app = (await api("POST", "/admin/apps", { token: adminToken, json: { name: `${tag}-${i}` } })).body.data;
-    const form = { grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret };
-    const token = (await api("POST", "/oauth/access_token", { form })).body.access_token;
-    const keys = Array.from({ length: Math.min(5, count - i * 5) }, (_, k) => `k${k}`);
-    for (const key of keys) {
-      const res = await api("POST", "/streams", { token, json: { type: "long_poll", object_types: ["post"], key } });
-      if (res.status !== 200) throw new Error(`POST /streams answered ${res.status}`);
-    }
-    return { token, keys };
-  });
+  const apps = await pool(
+    Array.from({ length: Math.ceil(count / 5) }, (_, i) => i),
+    8,
+    async (i) => {
+      const app = (await api("POST", "/admin/apps", { token: adminToken, json: { name: `${tag}-${i}` } })).body.data;
+      const form = { grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret };
+      const token = (await api("POST", "/oauth/access_token", { form })).body.access_token;
+      const keys = Array.from({ length: Math.min(5, count - i * 5) }, (_, k) => `k${k}`);
+      for (const key of keys) {
+        const res = await api("POST", "/streams", { token, json: { type: "long_poll", object_types: ["post"], key } });
+        if (res.status !== 200) throw new Error(`POST /streams answered ${res.status}`);
+      }
+      return { token, keys };
+    },
+  );
   const sockets = await openSockets(apps.flatMap((a) => a.keys.map((k) => `${wsBase(url)}/v1/app?access_token=${a.token}&key=${k}`)));
   return {
     sockets,
@@ -166,9 +216,11 @@ async function relayThroughput({ api, url, adminToken, post, writers, seconds, l
   const acked = [];
   const t0 = performance.now();
   const end = t0 + seconds * 1000;
-  await Promise.all(writers.map(async (w) => {
-    while (performance.now() < end) acked.push(await post(w.token, "relay"));
-  }));
+  await Promise.all(
+    writers.map(async (w) => {
+      while (performance.now() < end) acked.push(await post(w.token, "relay"));
+    }),
+  );
   const lastAck = performance.now();
   await until(() => acked.every((a) => arrived.has(a.n)), 60_000, `${acked.length} relayed events`).catch(() => {});
   const got = acked.filter((a) => arrived.has(a.n));
@@ -204,7 +256,9 @@ async function userFanout({ api, url, post, authors, followers, fanout, posts, l
   };
   log(`Streams: opening ${followers.length} user stream sockets and subscribing each to its home stream...`);
   const t0 = performance.now();
-  const sockets = await pool(followers, 50, async (f, no) => Object.assign(await openSocket(`${wsBase(url)}/v1/user?access_token=${f.token}`, onEvent), { no }));
+  const sockets = await pool(followers, 50, async (f, no) =>
+    Object.assign(await openSocket(`${wsBase(url)}/v1/user?access_token=${f.token}`, onEvent), { no }),
+  );
   const opened = performance.now();
   await pool(sockets, 50, async (s, no) => {
     const res = await api("GET", `/posts/streams/me?count=1&connection_id=${s.first.meta.connection_id}`, { token: followers[no].token });
@@ -227,7 +281,16 @@ async function userFanout({ api, url, post, authors, followers, fanout, posts, l
       last.push(got.last - w.at);
       all.push(...got.times.map((t) => t - w.at));
     }
-    out.push({ followers: n, posts, deliveries: delivered, expected: n * posts, last_p50_ms: pct(last, 50), last_p99_ms: pct(last, 99), each_p50_ms: pct(all, 50), each_p99_ms: pct(all, 99) });
+    out.push({
+      followers: n,
+      posts,
+      deliveries: delivered,
+      expected: n * posts,
+      last_p50_ms: pct(last, 50),
+      last_p99_ms: pct(last, 99),
+      each_p50_ms: pct(all, 50),
+      each_p99_ms: pct(all, 99),
+    });
   }
   for (const s of sockets) s.close();
   return { sockets: sockets.length, kind: "user streams (one WebSocket per follower)", setup, duplicates, sizes: out };
@@ -239,10 +302,25 @@ export function printStreamLoad(r, log) {
   const h = r.hub_cpu;
   log(`\nstream load (workerd pid ${r.workerd_pid}, CPU from /proc):`);
   if (h.skipped) log("  hub CPU: skipped");
-  else log(`  hub CPU per event: ${h.keys_10.us_per_event} ± ${h.keys_10.noise_us} µs at 10 keys, ${h.keys_1000.us_per_event} ± ${h.keys_1000.noise_us} µs at 1,000 keys (${h.ratio_1000_to_10 === null ? "10 keys within noise" : `×${h.ratio_1000_to_10}`}; ${h.us_per_key_delivery} µs per extra key); baseline write ${h.baseline_us_per_write.join("/")} µs; ${h.keys_10.events} and ${h.keys_1000.events} posts`);
-  if (h.keys_10?.publish_share !== undefined) log(`  share of the isolate's busy samples inside the hubs' publish(): ${(h.keys_10.publish_share * 100).toFixed(1)} % at 10 keys, ${(h.keys_1000.publish_share * 100).toFixed(1)} % at 1,000 keys`);
-  for (const f of r.fanout.sizes ?? []) log(`  fan-out to ${f.followers} user stream sockets: last socket p50 ${f.last_p50_ms} ms, p99 ${f.last_p99_ms} ms; each delivery p50 ${f.each_p50_ms} ms, p99 ${f.each_p99_ms} ms; ${f.deliveries}/${f.expected} delivered`);
-  if (!r.fanout.skipped) log(`  (${r.fanout.sockets} sockets opened in ${r.fanout.setup.open_s} s, subscribed in ${r.fanout.setup.subscribe_s} s; ${r.fanout.duplicates} duplicates)`);
+  else
+    log(
+      `  hub CPU per event: ${h.keys_10.us_per_event} ± ${h.keys_10.noise_us} µs at 10 keys, ${h.keys_1000.us_per_event} ± ${h.keys_1000.noise_us} µs at 1,000 keys (${h.ratio_1000_to_10 === null ? "10 keys within noise" : `×${h.ratio_1000_to_10}`}; ${h.us_per_key_delivery} µs per extra key); baseline write ${h.baseline_us_per_write.join("/")} µs; ${h.keys_10.events} and ${h.keys_1000.events} posts`,
+    );
+  if (h.keys_10?.publish_share !== undefined)
+    log(
+      `  share of the isolate's busy samples inside the hubs' publish(): ${(h.keys_10.publish_share * 100).toFixed(1)} % at 10 keys, ${(h.keys_1000.publish_share * 100).toFixed(1)} % at 1,000 keys`,
+    );
+  for (const f of r.fanout.sizes ?? [])
+    log(
+      `  fan-out to ${f.followers} user stream sockets: last socket p50 ${f.last_p50_ms} ms, p99 ${f.last_p99_ms} ms; each delivery p50 ${f.each_p50_ms} ms, p99 ${f.each_p99_ms} ms; ${f.deliveries}/${f.expected} delivered`,
+    );
+  if (!r.fanout.skipped)
+    log(
+      `  (${r.fanout.sockets} sockets opened in ${r.fanout.setup.open_s} s, subscribed in ${r.fanout.setup.subscribe_s} s; ${r.fanout.duplicates} duplicates)`,
+    );
   const x = r.relay;
-  if (!x.skipped) log(`  relay: ${x.events_per_s} events/s sustained (${x.acked} acked writes by ${x.writers} writers in ${x.seconds} s, ${x.arrived} arrived, drained ${x.drain_after_last_ack_ms} ms after the last ack); lag p50 ${x.lag_p50_ms} ms, p99 ${x.lag_p99_ms} ms`);
+  if (!x.skipped)
+    log(
+      `  relay: ${x.events_per_s} events/s sustained (${x.acked} acked writes by ${x.writers} writers in ${x.seconds} s, ${x.arrived} arrived, drained ${x.drain_after_last_ack_ms} ms after the last ack); lag p50 ${x.lag_p50_ms} ms, p99 ${x.lag_p99_ms} ms`,
+    );
 }

@@ -20,7 +20,23 @@ const HEADER =
 /** Keys of documentation text, dropped wherever they are keywords (not names in a map). */
 const PROSE = new Set(["description", "summary", "title", "example", "examples", "externalDocs"]);
 /** Maps whose keys are names (a property may be called `description`): their keys stay. */
-const NAME_MAPS = new Set(["properties", "patternProperties", "$defs", "schemas", "headers", "parameters", "responses", "requestBodies", "securitySchemes", "callbacks", "links", "pathItems", "paths", "content", "mapping"]);
+const NAME_MAPS = new Set([
+  "properties",
+  "patternProperties",
+  "$defs",
+  "schemas",
+  "headers",
+  "parameters",
+  "responses",
+  "requestBodies",
+  "securitySchemes",
+  "callbacks",
+  "links",
+  "pathItems",
+  "paths",
+  "content",
+  "mapping",
+]);
 
 /** The document without its documentation text (see above); the input is not changed. */
 export function withoutProse(node, parentKey = "") {

@@ -81,8 +81,15 @@ else process.stdout.write(output); // a wording this script does not know: show 
 /** A variable from the environment, else from .dev.vars (KEY=value lines). */
 function setting(name) {
   if (process.env[name]) return process.env[name];
-  const line = readFileSync(".dev.vars", "utf8").split("\n").find((l) => l.startsWith(`${name}=`));
-  return line?.slice(name.length + 1).trim().replace(/^"(.*)"$/, "$1") || undefined;
+  const line = readFileSync(".dev.vars", "utf8")
+    .split("\n")
+    .find((l) => l.startsWith(`${name}=`));
+  return (
+    line
+      ?.slice(name.length + 1)
+      .trim()
+      .replace(/^"(.*)"$/, "$1") || undefined
+  );
 }
 
 const vars = [];
@@ -102,7 +109,9 @@ if (setting("DB_BACKEND") === "postgres") {
       await cluster.stop().catch(() => {});
     };
     const applied = await migrate({ db: "edge_social", port: cluster.port });
-    console.log(`Postgres: local cluster in .wrangler/pg on port ${cluster.port}, ${applied.length ? `${applied.length} migration(s) applied` : "up to date"}; Neon proxy on ${proxy.port}.`);
+    console.log(
+      `Postgres: local cluster in .wrangler/pg on port ${cluster.port}, ${applied.length ? `${applied.length} migration(s) applied` : "up to date"}; Neon proxy on ${proxy.port}.`,
+    );
     vars.push(`DATABASE_URL:${cluster.url("edge_social")}`, `DB_PROXY:127.0.0.1:${proxy.port}`);
   }
 }

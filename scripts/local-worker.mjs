@@ -19,7 +19,11 @@ export async function startWorker(vars = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), "edge-worker-"));
   const outdir = path.join(dir, "build");
   const env = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
-  execFileSync(process.execPath, [path.join(root, "node_modules/wrangler/bin/wrangler.js"), "deploy", "--dry-run", "--outdir", outdir], { cwd: root, env, stdio: "ignore" });
+  execFileSync(process.execPath, [path.join(root, "node_modules/wrangler/bin/wrangler.js"), "deploy", "--dry-run", "--outdir", outdir], {
+    cwd: root,
+    env,
+    stdio: "ignore",
+  });
   const { workerOptions } = unstable_getMiniflareWorkerOptions(path.join(root, "wrangler.toml"));
   const mf = new Miniflare({
     ...workerOptions,
@@ -43,7 +47,9 @@ export async function startWorker(vars = {}) {
     const url = (await mf.ready).origin;
     const db = await mf.getD1Database("DB");
     const migrations = path.join(root, "schema/migrations");
-    for (const file of readdirSync(migrations).filter((f) => f.endsWith(".sql")).sort()) {
+    for (const file of readdirSync(migrations)
+      .filter((f) => f.endsWith(".sql"))
+      .sort()) {
       // Statements only: a part that is nothing but comments is no statement to D1.
       const queries = unstable_splitSqlQuery(readFileSync(path.join(migrations, file), "utf8")).filter((q) => q.replace(/--.*$/gm, "").trim());
       if (queries.length) await db.batch(queries.map((sql) => db.prepare(sql)));

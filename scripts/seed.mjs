@@ -12,9 +12,7 @@ if (!/^\d+$/.test(port)) {
   process.exit(1);
 }
 const base = process.env.API_URL ?? `http://localhost:${port}/v1`;
-const admin =
-  process.env.ADMIN_TOKEN ??
-  /^ADMIN_TOKEN=(.*)$/m.exec(readFileSync(".dev.vars", "utf8"))?.[1]?.trim();
+const admin = process.env.ADMIN_TOKEN ?? /^ADMIN_TOKEN=(.*)$/m.exec(readFileSync(".dev.vars", "utf8"))?.[1]?.trim();
 
 async function call(method, path, { token, json, form } = {}) {
   const headers = {};
@@ -33,7 +31,9 @@ const suffix = Date.now().toString(36).slice(-4);
 // page's Authorize (redirect page /v1/docs/oauth2-redirect.html, src/routes/sys/docs.ts) works with it.
 const origin = new URL(base).origin;
 const app = (await call("POST", "/admin/apps", { token: admin, json: { name: "Demo app", url: origin } })).data;
-const appToken = (await call("POST", "/oauth/access_token", { form: { grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret } })).access_token;
+const appToken = (
+  await call("POST", "/oauth/access_token", { form: { grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret } })
+).access_token;
 
 const people = [
   { username: `ada_${suffix}`, name: "Ada Lovelace", email: "ada@example.com" },
@@ -46,7 +46,14 @@ for (const p of people) {
   await call("POST", "/admin/users", { token: admin, json: { ...p, password: "demo-password" } });
   tokens[p.username] = (
     await call("POST", "/oauth/access_token", {
-      form: { grant_type: "password", client_id: app.client_id, password_grant_secret: app.password_grant_secret, username: p.username, password: "demo-password", scope },
+      form: {
+        grant_type: "password",
+        client_id: app.client_id,
+        password_grant_secret: app.password_grant_secret,
+        username: p.username,
+        password: "demo-password",
+        scope,
+      },
     })
   ).access_token;
 }

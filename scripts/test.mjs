@@ -15,11 +15,14 @@ import path from "node:path";
 const args = process.argv.slice(2);
 const pgMode = args.includes("--pg") || process.env.DB_BACKEND === "postgres";
 const filters = args.filter((a) => a !== "--pg");
-const walk = (dir) => readdirSync(dir).flatMap((n) => {
-  const p = path.join(dir, n);
-  return statSync(p).isDirectory() ? walk(p) : p.endsWith(".test.ts") ? [p] : [];
-});
-const files = walk("test").sort().filter((f) => !filters.length || filters.some((x) => f.includes(x)));
+const walk = (dir) =>
+  readdirSync(dir).flatMap((n) => {
+    const p = path.join(dir, n);
+    return statSync(p).isDirectory() ? walk(p) : p.endsWith(".test.ts") ? [p] : [];
+  });
+const files = walk("test")
+  .sort()
+  .filter((f) => !filters.length || filters.some((x) => f.includes(x)));
 const vitest = path.join("node_modules", "vitest", "vitest.mjs");
 const strip = (s) => s.replace(/\x1b\[[0-9;]*m/g, "");
 
@@ -72,7 +75,9 @@ if (pgMode) {
   console.log(`Postgres ${cluster.port}, local Neon proxy ${proxy.port}`);
 }
 
-let passed = 0, failed = 0, skipped = 0;
+let passed = 0,
+  failed = 0,
+  skipped = 0;
 const failedFiles = [];
 const FAULT_TESTS = ["test/fault/kill-runtime.mjs"];
 
@@ -113,7 +118,12 @@ try {
     if (run.status !== 0) {
       failedFiles.push(file);
       if (!count("failed")) failed += 1; // the file failed to run at all
-      process.stdout.write(run.out.split("\n").filter((l) => !/nodedir|vpw:debug|enable_nodejs/.test(l)).join("\n") + "\n");
+      process.stdout.write(
+        run.out
+          .split("\n")
+          .filter((l) => !/nodedir|vpw:debug|enable_nodejs/.test(l))
+          .join("\n") + "\n",
+      );
     }
     console.log(`${fileFailed ? "FAIL" : "ok  "} ${file}  ${line.trim().replace(/^Tests\s+/, "")}`);
     // A file that skips cases for a missing prerequisite says so in a console line: show it.
@@ -133,7 +143,10 @@ try {
 // A full D1 run also lints the OpenAPI document and runs the browser tests (each a script of its
 // own: `npm run lint:openapi`, `npm run test:browser`; the latter skips, saying so, without Chromium).
 if (!pgMode && !filters.length) {
-  for (const [name, script] of [["OpenAPI lint", "scripts/lint-openapi.mjs"], ["browser tests", "test/browser/run.mjs"]]) {
+  for (const [name, script] of [
+    ["OpenAPI lint", "scripts/lint-openapi.mjs"],
+    ["browser tests", "test/browser/run.mjs"],
+  ]) {
     // Screenshots go to a scratch folder: docs/ keeps the ones committed (npm run test:browser writes there).
     count(script, await runScript(script, { BROWSER_SCREENSHOTS_DIR: path.join(tmpdir(), "edge-social-screenshots") }), name);
   }

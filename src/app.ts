@@ -36,7 +36,20 @@ import { healthRoutes } from "./routes/sys/health";
  * routes first (`/users/search` before `/users/{user_id}`, `/posts/search` before `/posts/{post_id}`), and
  * messages (`/channels/messages`, `/channels/{id}/messages/…`) come before channels (`/channels/{channel_id}`).
  */
-const ROUTERS = [oauthRouter, sysRouter, usersRouter, adminRouter, presenceRouter, pollsRouter, streamsRouter, postsRouter, filesRouter, messagesRouter, channelsRouter, feedsRouter];
+const ROUTERS = [
+  oauthRouter,
+  sysRouter,
+  usersRouter,
+  adminRouter,
+  presenceRouter,
+  pollsRouter,
+  streamsRouter,
+  postsRouter,
+  filesRouter,
+  messagesRouter,
+  channelsRouter,
+  feedsRouter,
+];
 
 /** Renders any thrown error as the error envelope; unknown errors are a logged 500 with an error_id. */
 function errorResponse(err: unknown, c: Context<AppEnv>): Response {
@@ -72,7 +85,6 @@ function errorResponse(err: unknown, c: Context<AppEnv>): Response {
   }
   return res;
 }
-
 
 /** `X-Pretty-Json` with any value: indent the JSON (decisions §1). */
 async function prettyJson(c: Context<AppEnv>, next: () => Promise<void>) {
@@ -113,7 +125,16 @@ export function createApp() {
       origin: "*",
       allowHeaders: ["Authorization", "Content-Type", "X-Pretty-Json", IDEMPOTENCY_HEADER, BOOKMARK_HEADER],
       allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
-      exposeHeaders: ["X-OAuth-Scopes", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After", "WWW-Authenticate", REPLAYED_HEADER, BOOKMARK_HEADER],
+      exposeHeaders: [
+        "X-OAuth-Scopes",
+        "X-RateLimit-Limit",
+        "X-RateLimit-Remaining",
+        "X-RateLimit-Reset",
+        "Retry-After",
+        "WWW-Authenticate",
+        REPLAYED_HEADER,
+        BOOKMARK_HEADER,
+      ],
       maxAge: 86400,
     }),
   );

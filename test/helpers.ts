@@ -36,7 +36,7 @@ export async function call<T = any>(method: string, path: string, opts: CallOpti
   }
   const res = await SELF.fetch(path.startsWith("http") ? path : BASE + path, { method, headers, body, redirect: "manual" });
   const text = await res.text();
-  let parsed: any = undefined;
+  let parsed: any;
   try {
     parsed = text ? JSON.parse(text) : undefined;
   } catch {

@@ -34,9 +34,7 @@ export const users = table(
     storageUsed: counter().doc("Bytes of file content stored; checked against the quota on upload."),
   },
   {
-    indexes: [
-      unique("users_username", ["username"]),
-    ],
+    indexes: [unique("users_username", ["username"])],
   },
 );
 
@@ -58,10 +56,7 @@ export const apps = table(
     deletedAt: int8(),
   },
   {
-    indexes: [
-      unique("apps_client_id", ["clientId"]),
-      index("apps_owner", ["ownerId"]),
-    ],
+    indexes: [unique("apps_client_id", ["clientId"]), index("apps_owner", ["ownerId"])],
   },
 );
 
@@ -77,11 +72,7 @@ export const tokens = table(
     lastSeenDay: text().doc("Last day (YYYY-MM-DD) the token was used; lets auth record daily activity once a day."),
   },
   {
-    indexes: [
-      unique("tokens_hash", ["tokenHash"]),
-      index("tokens_user", ["userId"]),
-      index("tokens_app", ["appId"]),
-    ],
+    indexes: [unique("tokens_hash", ["tokenHash"]), index("tokens_user", ["userId"]), index("tokens_app", ["appId"])],
   },
 );
 
@@ -95,9 +86,7 @@ export const authorizations = table(
   },
   {
     primaryKey: ["userId", "appId"],
-    indexes: [
-      index("authorizations_app", ["appId", "userId"]),
-    ],
+    indexes: [index("authorizations_app", ["appId", "userId"])],
     doc: "Scopes a user granted an app: kept when a single token is deleted (api.md, DELETE /token).",
   },
 );
@@ -143,9 +132,7 @@ export const idempotencyKeys = table(
   },
   {
     primaryKey: ["scope", "key"],
-    indexes: [
-      index("idempotency_keys_created", ["createdAt"]),
-    ],
+    indexes: [index("idempotency_keys_created", ["createdAt"])],
     doc: "`Idempotency-Key`s of creating requests (src/middleware/idempotency.ts), per caller (`scope`: `user:<id>` or `app:<id>`). A row is claimed before the handler runs (`status` null) and holds the response once it completed; rows older than the window are deleted as the caller claims new ones. `request_hash`: SHA-256 of method, path and query; `body_hash`: of the body, set on completion.",
   },
 );
@@ -189,9 +176,7 @@ export const userBlocks = table(
   },
   {
     primaryKey: ["userId", "blockedId"],
-    indexes: [
-      index("user_blocks_blocked", ["blockedId"]),
-    ],
+    indexes: [index("user_blocks_blocked", ["blockedId"])],
   },
 );
 
@@ -217,9 +202,7 @@ export const userBadges = table(
   },
   {
     primaryKey: ["userId", "badgeId"],
-    indexes: [
-      index("user_badges_awarded", ["userId", "awardedAt"]),
-    ],
+    indexes: [index("user_badges_awarded", ["userId", "awardedAt"])],
     doc: "Badges awarded to users.",
   },
 );
@@ -240,4 +223,18 @@ export const markers = table(
   },
 );
 
-export const accountsTables = [users, apps, tokens, authorizations, oauthCodes, userActivity, idempotencyKeys, follows, userMutes, userBlocks, badges, userBadges, markers];
+export const accountsTables = [
+  users,
+  apps,
+  tokens,
+  authorizations,
+  oauthCodes,
+  userActivity,
+  idempotencyKeys,
+  follows,
+  userMutes,
+  userBlocks,
+  badges,
+  userBadges,
+  markers,
+];

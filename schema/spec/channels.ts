@@ -28,7 +28,9 @@ export const channels = table(
       unique("channels_pm_key", ["pmKey"], { doc: "NULLs are distinct in both SQLite and Postgres (default NULLS DISTINCT)." }),
       index("channels_owner", ["ownerId"]),
       index("channels_type", ["type"]),
-      index("channels_public_activity", ["readPublic", "recentMessageId"], { doc: "The channel explore streams (GET /channels/streams/explore/{slug}) walk public channels by newest message (`conversations`) or by id (`new`): a page reads about a page of rows." }),
+      index("channels_public_activity", ["readPublic", "recentMessageId"], {
+        doc: "The channel explore streams (GET /channels/streams/explore/{slug}) walk public channels by newest message (`conversations`) or by id (`new`): a page reads about a page of rows.",
+      }),
       index("channels_public_id", ["readPublic", "id"]),
     ],
   },
@@ -43,9 +45,7 @@ export const channelAcl = table(
   },
   {
     primaryKey: ["channelId", "level", "userId"],
-    indexes: [
-      index("channel_acl_user", ["userId", "channelId"]),
-    ],
+    indexes: [index("channel_acl_user", ["userId", "channelId"])],
     doc: "ACL membership: level is 'full', 'write' or 'read' (the owner is implicit).",
   },
 );
@@ -64,8 +64,13 @@ export const subscriptions = table(
     indexes: [
       unique("subscriptions_user_channel", ["userId", "channelId"]),
       index("subscriptions_channel", ["channelId"]),
-      index("subscriptions_user_activity", ["userId", "activity", "channelId"], { doc: "The inbox: a user's subscriptions, most recently active first, walked a page at a time." }),
-      index("subscriptions_user_unread", ["userId", "channelId"], { where: "is_unread = 1", doc: "The inbox's unread counts: a user's unread subscriptions only." }),
+      index("subscriptions_user_activity", ["userId", "activity", "channelId"], {
+        doc: "The inbox: a user's subscriptions, most recently active first, walked a page at a time.",
+      }),
+      index("subscriptions_user_unread", ["userId", "channelId"], {
+        where: "is_unread = 1",
+        doc: "The inbox's unread counts: a user's unread subscriptions only.",
+      }),
     ],
   },
 );
@@ -79,10 +84,7 @@ export const channelMutes = table(
     createdAt: createdAt(),
   },
   {
-    indexes: [
-      unique("channel_mutes_user_channel", ["userId", "channelId"]),
-      index("channel_mutes_user", ["userId", "id", "channelId"]),
-    ],
+    indexes: [unique("channel_mutes_user_channel", ["userId", "channelId"]), index("channel_mutes_user", ["userId", "id", "channelId"])],
   },
 );
 
@@ -117,8 +119,7 @@ export const messages = table(
       index("messages_reply_to", ["replyTo"]),
       index("messages_sticky", ["channelId", "isSticky", "id"]),
     ],
-    pgDoc:
-      "Also has the SQL-only generated column `search_vector` (see the header and 0001_message_search.sql).",
+    pgDoc: "Also has the SQL-only generated column `search_vector` (see the header and 0001_message_search.sql).",
   },
 );
 
@@ -131,9 +132,7 @@ export const messageFacets = table(
   },
   {
     primaryKey: ["facet", "value", "messageId"],
-    indexes: [
-      index("message_facets_message", ["messageId"]),
-    ],
+    indexes: [index("message_facets_message", ["messageId"])],
     doc: "Search facets of messages, written with the message (one row per value).",
   },
 );
@@ -149,9 +148,7 @@ export const reports = table(
     createdAt: createdAt(),
   },
   {
-    indexes: [
-      index("reports_message", ["messageId"]),
-    ],
+    indexes: [index("reports_message", ["messageId"])],
   },
 );
 

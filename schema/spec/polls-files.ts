@@ -21,9 +21,7 @@ export const polls = table(
     closedAt: int8().notNull(),
   },
   {
-    indexes: [
-      index("polls_user", ["userId", "id"]),
-    ],
+    indexes: [index("polls_user", ["userId", "id"])],
   },
 );
 
@@ -36,9 +34,7 @@ export const pollFacets = table(
   },
   {
     primaryKey: ["facet", "value", "pollId"],
-    indexes: [
-      index("poll_facets_poll", ["pollId"]),
-    ],
+    indexes: [index("poll_facets_poll", ["pollId"])],
     doc: "Search facets of polls from their raw (GET /polls/search `raw_types`, `file_id`), written with the poll.",
   },
 );
@@ -66,10 +62,7 @@ export const pollResponses = table(
     createdAt: createdAt(),
   },
   {
-    indexes: [
-      unique("poll_responses_poll_user", ["pollId", "userId"]),
-      index("poll_responses_user", ["userId", "id"]),
-    ],
+    indexes: [unique("poll_responses_poll_user", ["pollId", "userId"]), index("poll_responses_user", ["userId", "id"])],
   },
 );
 
@@ -94,14 +87,16 @@ export const files = table(
     mediaInfo: json().doc("audio_info / image_info / video_info, whichever applies."),
     raw: json(),
     createdAt: createdAt(),
-    urlToken: text().doc("Unused since content URLs are signed (src/services/file-url-signing.ts); kept so a Worker of before that still runs while the migration is applied."),
+    urlToken: text().doc(
+      "Unused since content URLs are signed (src/services/file-url-signing.ts); kept so a Worker of before that still runs while the migration is applied.",
+    ),
     urlExpiresAt: int8(),
-    derivedPendingSince: int8().doc("When the server started making the reserved derived images (src/services/image-derivatives.ts); null when none are being made."),
+    derivedPendingSince: int8().doc(
+      "When the server started making the reserved derived images (src/services/image-derivatives.ts); null when none are being made.",
+    ),
   },
   {
-    indexes: [
-      index("files_user", ["userId", "id"]),
-    ],
+    indexes: [index("files_user", ["userId", "id"])],
   },
 );
 
@@ -137,17 +132,14 @@ export const fileUrlSecret = table(
   },
 );
 
-export const operations = table(
-  "operations",
-  {
-    id: text().primaryKey(),
-    type: text().enum(["file_create", "file_delete"]).notNull(),
-    status: text().enum(["running", "dead", "completed"]).notNull(),
-    userId: int8(),
-    detail: json(),
-    createdAt: createdAt(),
-    endedAt: int8(),
-  },
-);
+export const operations = table("operations", {
+  id: text().primaryKey(),
+  type: text().enum(["file_create", "file_delete"]).notNull(),
+  status: text().enum(["running", "dead", "completed"]).notNull(),
+  userId: int8(),
+  detail: json(),
+  createdAt: createdAt(),
+  endedAt: int8(),
+});
 
 export const pollsFilesTables = [polls, pollFacets, pollOptions, pollResponses, files, derivedFiles, fileUrlSecret, operations];

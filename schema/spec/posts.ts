@@ -35,7 +35,10 @@ export const posts = table(
       index("posts_repost_of", ["repostOf", "userId"]),
       index("posts_user_text", ["userId", "createdAt"]),
       index("posts_created", ["createdAt"], { doc: "Recent posts (trending, suggested users): ids grow with time, this finds where a window starts." }),
-      index("posts_newcomer", ["id"], { where: "is_newcomer = 1", doc: "The explore streams walk these partial indexes newest first: each holds the posts that meet the stream's stored condition, so a page reads about a page (the query repeats each WHERE)." }),
+      index("posts_newcomer", ["id"], {
+        where: "is_newcomer = 1",
+        doc: "The explore streams walk these partial indexes newest first: each holds the posts that meet the stream's stored condition, so a page reads about a page (the query repeats each WHERE).",
+      }),
       index("posts_conversation", ["id"], { where: "is_conversation = 1" }),
       index("posts_popular", ["id"], { where: "replies + reposts + bookmarks >= 3" }),
       index("posts_unanswered", ["id"], { where: "replies = 0 and reposts = 0 and bookmarks = 0" }),
@@ -56,9 +59,7 @@ export const postChanges = table(
     mark: int8().notNull(),
   },
   {
-    indexes: [
-      index("post_changes_mark", ["mark"]),
-    ],
+    indexes: [index("post_changes_mark", ["mark"])],
     doc: "Revisions and deletions of posts (reposts' removals too: their rows are gone), for polling clients' `meta.revised_ids` / `meta.deleted_ids`. `mark` is the newest post id when the change was made: a poll with `since_id` S missed the changes with mark >= S (made after post S was).",
   },
 );
@@ -125,11 +126,7 @@ export const bookmarks = table(
     createdAt: createdAt(),
   },
   {
-    indexes: [
-      unique("bookmarks_user_post", ["userId", "postId"]),
-      index("bookmarks_user", ["userId", "id"]),
-      index("bookmarks_post", ["postId", "id"]),
-    ],
+    indexes: [unique("bookmarks_user_post", ["userId", "postId"]), index("bookmarks_user", ["userId", "id"]), index("bookmarks_post", ["postId", "id"])],
     doc: "Bookmarks; `id` orders a user's bookmarks (and pages them), newest first.",
   },
 );
@@ -144,9 +141,7 @@ export const postReports = table(
     createdAt: createdAt(),
   },
   {
-    indexes: [
-      unique("post_reports_once", ["postId", "reporterId", "reason"]),
-    ],
+    indexes: [unique("post_reports_once", ["postId", "reporterId", "reason"])],
     doc: "Reports of posts (POST /posts/{id}/report): the same reporter, post and reason are stored once.",
   },
 );
@@ -160,9 +155,7 @@ export const postFacets = table(
   },
   {
     primaryKey: ["facet", "value", "postId"],
-    indexes: [
-      index("post_facets_post", ["postId", "facet"]),
-    ],
+    indexes: [index("post_facets_post", ["postId", "facet"])],
     doc: "Search facets of posts, written with the post (one row per value): what post search filters on and what the tag and explore streams walk (the primary key is their index, newest post last).",
   },
 );
@@ -180,7 +173,9 @@ export const interactionGroups = table(
   {
     indexes: [
       index("interaction_groups_page", ["userId", "latestEventId"]),
-      index("interaction_groups_action_page", ["userId", "action", "latestEventId"], { doc: "Pages of some actions only (`filters`/`exclude`): one bounded range scan per action." }),
+      index("interaction_groups_action_page", ["userId", "action", "latestEventId"], {
+        doc: "Pages of some actions only (`filters`/`exclude`): one bounded range scan per action.",
+      }),
       index("interaction_groups_object", ["userId", "action", "objectId", "latestAt"]),
     ],
     doc: "Interactions are merged at write time: an event joins the newest group for the same (user, action, object) while it is within 24 hours of the group's latest event, so a page read is an indexed range scan that does not grow with the user's history.",
@@ -198,9 +193,23 @@ export const interactionEvents = table(
   {
     indexes: [
       index("interaction_events_group", ["groupId", "id", "actorId"], { doc: "Covering for the actors of a page: a group's newest events and who they are." }),
-      unique("interaction_events_actor", ["groupId", "actorId"], { doc: "One event per actor and group (its latest): a group's newest events are its newest actors." }),
+      unique("interaction_events_actor", ["groupId", "actorId"], {
+        doc: "One event per actor and group (its latest): a group's newest events are its newest actors.",
+      }),
     ],
   },
 );
 
-export const postsTables = [posts, postChanges, postRevisions, postMentions, homeItems, mergedAuthors, bookmarks, postReports, postFacets, interactionGroups, interactionEvents];
+export const postsTables = [
+  posts,
+  postChanges,
+  postRevisions,
+  postMentions,
+  homeItems,
+  mergedAuthors,
+  bookmarks,
+  postReports,
+  postFacets,
+  interactionGroups,
+  interactionEvents,
+];

@@ -11,9 +11,7 @@ export const presence = table(
     expiresAt: int8().notNull(),
   },
   {
-    indexes: [
-      index("presence_expires", ["expiresAt"]),
-    ],
+    indexes: [index("presence_expires", ["expiresAt"])],
   },
 );
 
@@ -28,9 +26,7 @@ export const channelPresence = table(
   },
   {
     primaryKey: ["channelId", "userId"],
-    indexes: [
-      index("channel_presence_channel_expires", ["channelId", "expiresAt"]),
-    ],
+    indexes: [index("channel_presence_channel_expires", ["channelId", "expiresAt"])],
     doc: "Per-channel presence (PUT /users/me/presence/channels/{id}): like `presence`, one row per user and channel; a status is live while `expires_at` is in the future, `offline` keeps the row with `expires_at = 0` so `last_seen_at` stays known.",
   },
 );
@@ -94,7 +90,7 @@ export const streamOutbox = table(
     createdAt: createdAt(),
   },
   {
-    doc: "The transactional outbox of stream events (docs/streams.md, \"Outbox and relay\"): a row is written in the same batch/transaction as the data that causes the event, so a committed write always has its event and a failed one has none. `id` is the event's global sequence (commit order: D1 serializes writers; on Postgres the insert takes a transaction-scoped advisory lock). `ref` says what to render (type, object id, is_deleted, route) when no rendered `payload` reached the relay (src/objects/stream-relay.ts), which delivers rows in order and trims them.",
+    doc: 'The transactional outbox of stream events (docs/streams.md, "Outbox and relay"): a row is written in the same batch/transaction as the data that causes the event, so a committed write always has its event and a failed one has none. `id` is the event\'s global sequence (commit order: D1 serializes writers; on Postgres the insert takes a transaction-scoped advisory lock). `ref` says what to render (type, object id, is_deleted, route) when no rendered `payload` reached the relay (src/objects/stream-relay.ts), which delivers rows in order and trims them.',
   },
 );
 

@@ -28,7 +28,10 @@ const { outputFiles } = await build({
 });
 const mod = await import(`data:text/javascript;base64,${Buffer.from(outputFiles[0].text).toString("base64")}`);
 const { sqlite, pg } = mod.generateDrizzleSchemas(mod.tables);
-for (const [file, text] of [["schema/tables.ts", sqlite], ["schema/pg/tables.ts", pg]]) {
+for (const [file, text] of [
+  ["schema/tables.ts", sqlite],
+  ["schema/pg/tables.ts", pg],
+]) {
   const full = path.join(root, file);
   const before = readFileSync(full, "utf8");
   if (before === text) console.log(`${file}: up to date`);
@@ -58,7 +61,10 @@ const missing = mod.missingCounterSql(mod.counterTriggerSql(mod.counterTriggers)
   sqlite: migrations("schema/migrations"),
   pg: migrations("schema/pg/migrations"),
 });
-for (const [dialect, dir] of [["sqlite", "schema/migrations"], ["pg", "schema/pg/migrations"]]) {
+for (const [dialect, dir] of [
+  ["sqlite", "schema/migrations"],
+  ["pg", "schema/pg/migrations"],
+]) {
   if (!missing[dialect].length) continue;
   console.log(`\nCounter triggers (schema/spec/counters.ts) missing from ${dir}: append to the new migration,`);
   console.log("under the comment, then check `npm test -- schema-generated`:\n");

@@ -37,7 +37,9 @@ function tempBase() {
   try {
     const st = statfsSync("/dev/shm");
     if (st.bavail * st.bsize >= 1024 ** 3) return "/dev/shm";
-  } catch { /* no /dev/shm */ }
+  } catch {
+    /* no /dev/shm */
+  }
   return os.tmpdir();
 }
 const makeTempDir = () => mkdtempSync(path.join(tempBase(), "pg-cluster-"));
@@ -53,17 +55,26 @@ export const freePort = () =>
   });
 
 /** postgresql://app:app@127.0.0.1:PORT/DB — the form the Neon driver and the proxy accept. */
-export const databaseUrl = (db, port = currentPort) =>
-  `postgresql://${APP_USER}:${APP_PASSWORD}@127.0.0.1:${port}/${db}`;
+export const databaseUrl = (db, port = currentPort) => `postgresql://${APP_USER}:${APP_PASSWORD}@127.0.0.1:${port}/${db}`;
 
 /** The machine as find-postgres.mjs sees it: this OS, its files, PATH and `pg_config --bindir`. */
 const thisMachine = () => ({
   platform: process.platform,
   env: process.env,
-  listDir: (dir) => { try { return readdirSync(dir); } catch { return []; } },
+  listDir: (dir) => {
+    try {
+      return readdirSync(dir);
+    } catch {
+      return [];
+    }
+  },
   isFile: (file) => existsSync(file),
   pgConfigBindir: () => {
-    try { return execFileSync("pg_config", ["--bindir"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim() || null; } catch { return null; }
+    try {
+      return execFileSync("pg_config", ["--bindir"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim() || null;
+    } catch {
+      return null;
+    }
   },
 });
 
@@ -87,8 +98,7 @@ export function ensurePostgresInstalled() {
 
 // initdb's locale: C.UTF-8 (code point order, Unicode character classes) where the C library has
 // it (Linux). macOS has no C.UTF-8: the same collation (C) with a UTF-8 character classification.
-const initdbLocale = () =>
-  process.platform === "darwin" ? ["--locale=C", "--lc-ctype=en_US.UTF-8"] : ["--locale=C.UTF-8"];
+const initdbLocale = () => (process.platform === "darwin" ? ["--locale=C", "--lc-ctype=en_US.UTF-8"] : ["--locale=C.UTF-8"]);
 
 // Postgres refuses to run as root, so server-side tools run as the `postgres` OS user then.
 function asPgUser(bin, tool, args, opts = {}) {
@@ -100,7 +110,11 @@ function runningPort(dir) {
   // postmaster.pid line 4 is the port; the file only means "running" if pg_ctl status agrees.
   const pidFile = path.join(dir, "postmaster.pid");
   if (!existsSync(pidFile)) return null;
-  try { asPgUser(ensurePostgresInstalled(), "pg_ctl", ["-D", dir, "status"]); } catch { return null; }
+  try {
+    asPgUser(ensurePostgresInstalled(), "pg_ctl", ["-D", dir, "status"]);
+  } catch {
+    return null;
+  }
   return Number(readFileSync(pidFile, "utf8").split("\n")[3]);
 }
 
@@ -124,12 +138,15 @@ export async function startCluster({ dir, port = DEFAULT_PG_PORT, settings = {} 
     alreadyRunning = true;
   } else {
     if (!existsSync(path.join(dir, "PG_VERSION"))) {
-      asPgUser(bin, "initdb", ["-D", dir, "-U", "postgres", "--auth-local=trust", "--auth-host=password",
-        "-E", "UTF8", ...initdbLocale(), "-N"]);
+      asPgUser(bin, "initdb", ["-D", dir, "-U", "postgres", "--auth-local=trust", "--auth-host=password", "-E", "UTF8", ...initdbLocale(), "-N"]);
     }
     // -o is handed to a shell by pg_ctl, hence the quoting of the socket dir.
-    const opts = `-p ${port} -k '${dir}' -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off ` +
-      "-c full_page_writes=off" + Object.entries(settings).map(([k, v]) => ` -c ${k}=${v}`).join("");
+    const opts =
+      `-p ${port} -k '${dir}' -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off ` +
+      "-c full_page_writes=off" +
+      Object.entries(settings)
+        .map(([k, v]) => ` -c ${k}=${v}`)
+        .join("");
     try {
       asPgUser(bin, "pg_ctl", ["-D", dir, "-w", "-t", "30", "-l", path.join(dir, "server.log"), "-o", opts, "start"]);
     } catch (err) {
@@ -156,7 +173,10 @@ export async function startCluster({ dir, port = DEFAULT_PG_PORT, settings = {} 
     await admin.end().catch(() => {});
   }
   return {
-    port, dir, bin, alreadyRunning,
+    port,
+    dir,
+    bin,
+    alreadyRunning,
     url: (db) => databaseUrl(db, port),
     async stop() {
       stopCluster(dir);
@@ -168,13 +188,19 @@ export async function startCluster({ dir, port = DEFAULT_PG_PORT, settings = {} 
 /** Stops the cluster whose data dir is `dir` (fast shutdown); a no-op if it is not running. */
 export function stopCluster(dir) {
   if (!existsSync(path.join(path.resolve(dir), "postmaster.pid"))) return;
-  try { asPgUser(ensurePostgresInstalled(), "pg_ctl", ["-D", path.resolve(dir), "-m", "fast", "-w", "stop"]); } catch { /* gone */ }
+  try {
+    asPgUser(ensurePostgresInstalled(), "pg_ctl", ["-D", path.resolve(dir), "-m", "fast", "-w", "stop"]);
+  } catch {
+    /* gone */
+  }
 }
 
 function chownRecursive(dir) {
   execFileSync("chown", ["-R", "postgres:postgres", dir]);
   // The server must also be able to reach the dir through its parents.
-  try { execFileSync("runuser", ["-u", "postgres", "--", "test", "-w", dir]); } catch {
+  try {
+    execFileSync("runuser", ["-u", "postgres", "--", "test", "-w", dir]);
+  } catch {
     throw new Error(`OS user postgres cannot write ${dir}; pick a dir whose parents are world-traversable`);
   }
 }
@@ -183,7 +209,11 @@ function chownRecursive(dir) {
 async function withClient(db, port, fn, url = databaseUrl(db, port)) {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
-  try { return await fn(client); } finally { await client.end(); }
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
 }
 
 const ident = (name) => `"${String(name).replace(/"/g, '""')}"`;
@@ -208,7 +238,8 @@ export async function copyDatabase(from, to, { port = currentPort } = {}) {
   await dropDatabase(to, { port });
   for (let attempt = 0; ; attempt++) {
     await withClient("postgres", port, (c) =>
-      c.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [from]));
+      c.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [from]),
+    );
     try {
       return await createDatabase(to, { template: from, port });
     } catch (err) {
@@ -231,29 +262,40 @@ export async function dropDatabase(name, { port = currentPort } = {}) {
  */
 export async function migrate({ db, url, dir = "schema/pg/migrations", port = currentPort } = {}) {
   if (!db && !url) throw new Error("migrate: `db` or `url` is required");
-  const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".sql")).sort() : [];
+  const files = existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => f.endsWith(".sql"))
+        .sort()
+    : [];
   if (!files.length) throw new Error(`migrate: no *.sql files in ${path.resolve(dir)}`);
   if (!url) await createDatabase(db, { port, ifNotExists: true });
-  return withClient(db, port, async (c) => {
-    await c.query("CREATE TABLE IF NOT EXISTS __migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())");
-    const done = new Set((await c.query("SELECT name FROM __migrations")).rows.map((r) => r.name));
-    const applied = [];
-    for (const file of files.filter((f) => !done.has(f))) {
-      const statements = readFileSync(path.join(dir, file), "utf8")
-        .split(/^\s*-->\s*statement-breakpoint\s*$/m).map((s) => s.trim()).filter(Boolean);
-      await c.query("BEGIN");
-      try {
-        for (const s of statements) await c.query(s);
-        await c.query("INSERT INTO __migrations (name) VALUES ($1)", [file]);
-        await c.query("COMMIT");
-      } catch (err) {
-        await c.query("ROLLBACK").catch(() => {});
-        throw new Error(`migration ${file} failed: ${err.message}`, { cause: err });
+  return withClient(
+    db,
+    port,
+    async (c) => {
+      await c.query("CREATE TABLE IF NOT EXISTS __migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())");
+      const done = new Set((await c.query("SELECT name FROM __migrations")).rows.map((r) => r.name));
+      const applied = [];
+      for (const file of files.filter((f) => !done.has(f))) {
+        const statements = readFileSync(path.join(dir, file), "utf8")
+          .split(/^\s*-->\s*statement-breakpoint\s*$/m)
+          .map((s) => s.trim())
+          .filter(Boolean);
+        await c.query("BEGIN");
+        try {
+          for (const s of statements) await c.query(s);
+          await c.query("INSERT INTO __migrations (name) VALUES ($1)", [file]);
+          await c.query("COMMIT");
+        } catch (err) {
+          await c.query("ROLLBACK").catch(() => {});
+          throw new Error(`migration ${file} failed: ${err.message}`, { cause: err });
+        }
+        applied.push(file);
       }
-      applied.push(file);
-    }
-    return applied;
-  }, url);
+      return applied;
+    },
+    url,
+  );
 }
 
 /**
@@ -276,13 +318,24 @@ export async function startProxy({ port = 5481, child = false } = {}) {
   proc.unref(); // don't keep this process alive for the child or its channel
   proc.channel?.unref();
   const exited = new Promise((resolve) => proc.once("exit", resolve));
-  return { port, url: `http://127.0.0.1:${port}`, stop: async () => { proc.ref(); proc.kill("SIGTERM"); await exited; } };
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    stop: async () => {
+      proc.ref();
+      proc.kill("SIGTERM");
+      await exited;
+    },
+  };
 }
 
 // ---------- CLI ----------
 
 async function main([cmd, ...args]) {
-  const opt = (name, def) => { const i = args.indexOf(`--${name}`); return i >= 0 ? args[i + 1] : def; };
+  const opt = (name, def) => {
+    const i = args.indexOf(`--${name}`);
+    return i >= 0 ? args[i + 1] : def;
+  };
   const positional = args.find((a, i) => !a.startsWith("--") && !args[i - 1]?.startsWith("--"));
   const port = Number(opt("port", process.env.PG_PORT ?? DEFAULT_PG_PORT));
   currentPort = port;
@@ -305,8 +358,10 @@ async function main([cmd, ...args]) {
         const migrated = opt("migrate");
         if (migrated) await migrate({ db: migrated, dir: opt("migrations", "schema/pg/migrations") });
         proxy = await startProxy({ port: Number(opt("proxy-port", process.env.NEON_LOCAL_PROXY_PORT ?? 5481)) });
-        console.log(`postgres on 127.0.0.1:${cluster.port} (dir ${dir}), proxy on ${proxy.url}, ready in ` +
-          `${Math.round(performance.now() - t0)} ms. URL: ${cluster.url(migrated ?? "postgres")}  (Ctrl-C stops)`);
+        console.log(
+          `postgres on 127.0.0.1:${cluster.port} (dir ${dir}), proxy on ${proxy.url}, ready in ` +
+            `${Math.round(performance.now() - t0)} ms. URL: ${cluster.url(migrated ?? "postgres")}  (Ctrl-C stops)`,
+        );
       } catch (err) {
         await stop();
         throw err;
@@ -344,5 +399,8 @@ async function main([cmd, ...args]) {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  main(process.argv.slice(2)).catch((err) => { console.error(`[pg] ${err.message}`); process.exit(1); });
+  main(process.argv.slice(2)).catch((err) => {
+    console.error(`[pg] ${err.message}`);
+    process.exit(1);
+  });
 }

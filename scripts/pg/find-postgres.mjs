@@ -50,18 +50,28 @@ export function findPostgresBin(machine) {
 
 /** What to install, per OS, when no Postgres server binaries were found. */
 export function installAdvice(platform) {
-  const where = "The project starts its own throwaway cluster; no system service needs to run. " +
+  const where =
+    "The project starts its own throwaway cluster; no system service needs to run. " +
     "Binaries elsewhere: set PG_BIN to their folder (the one holding initdb and pg_ctl).";
   if (platform === "darwin") {
-    return "Postgres server binaries (initdb, pg_ctl) not found. On macOS: `brew install postgresql@17` " +
-      "(found under $(brew --prefix)/opt/postgresql@17/bin), or Postgres.app. " + where;
+    return (
+      "Postgres server binaries (initdb, pg_ctl) not found. On macOS: `brew install postgresql@17` " +
+      "(found under $(brew --prefix)/opt/postgresql@17/bin), or Postgres.app. " +
+      where
+    );
   }
   if (platform === "linux") {
-    return "Postgres server binaries (initdb, pg_ctl) not found. Install them:\n" +
+    return (
+      "Postgres server binaries (initdb, pg_ctl) not found. Install them:\n" +
       "  Debian/Ubuntu:  sudo apt-get install -y --no-install-recommends postgresql\n" +
       "  Fedora/RHEL:    sudo dnf install -y postgresql-server\n" +
-      "  Arch:           sudo pacman -S postgresql\n" + where;
+      "  Arch:           sudo pacman -S postgresql\n" +
+      where
+    );
   }
-  return `Postgres server binaries (initdb, pg_ctl) not found, and ${platform} is not a platform the local ` +
-    "cluster supports: use Linux, macOS or WSL, or point DATABASE_URL at a Postgres you run. " + where;
+  return (
+    `Postgres server binaries (initdb, pg_ctl) not found, and ${platform} is not a platform the local ` +
+    "cluster supports: use Linux, macOS or WSL, or point DATABASE_URL at a Postgres you run. " +
+    where
+  );
 }

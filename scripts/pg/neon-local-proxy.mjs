@@ -21,7 +21,9 @@ export const DEFAULT_PROXY_PORT = 5481;
 
 /** True for 127.0.0.0/8, ::1 (also bracketed or v4-mapped) and `localhost`. */
 export function isLoopbackHost(host) {
-  const h = String(host ?? "").toLowerCase().replace(/^\[|\]$/g, "");
+  const h = String(host ?? "")
+    .toLowerCase()
+    .replace(/^\[|\]$/g, "");
   if (h === "localhost" || h === "::1" || h === "0:0:0:0:0:0:0:1") return true;
   const v4 = h.startsWith("::ffff:") ? h.slice(7) : h;
   return net.isIPv4(v4) && v4.startsWith("127.");
@@ -55,13 +57,20 @@ function tunnel(ws, { host, port }) {
   const tcp = net.connect({ host: host === "localhost" ? "127.0.0.1" : host, port });
   tcp.setNoDelay(true);
   // Backpressure both ways: pause whichever side produces faster than the other can take.
-  ws.on("message", (data) => { if (!tcp.write(data)) ws.pause(); });
+  ws.on("message", (data) => {
+    if (!tcp.write(data)) ws.pause();
+  });
   tcp.on("drain", () => ws.resume());
   tcp.on("data", (chunk) => {
-    ws.send(chunk, { binary: true }, () => { if (tcp.isPaused() && ws.bufferedAmount < HIGH_WATER) tcp.resume(); });
+    ws.send(chunk, { binary: true }, () => {
+      if (tcp.isPaused() && ws.bufferedAmount < HIGH_WATER) tcp.resume();
+    });
     if (ws.bufferedAmount >= HIGH_WATER) tcp.pause();
   });
-  const closeBoth = () => { tcp.destroy(); if (ws.readyState <= 1) ws.close(); };
+  const closeBoth = () => {
+    tcp.destroy();
+    if (ws.readyState <= 1) ws.close();
+  };
   ws.on("close", closeBoth);
   ws.on("error", closeBoth);
   tcp.on("close", closeBoth);
@@ -74,14 +83,35 @@ function tunnel(ws, { host, port }) {
 // the driver parses it with pg-types using `dataTypeID`.
 const rawText = { getTypeParser: () => (v) => v };
 const ISOLATION = {
-  ReadUncommitted: "READ UNCOMMITTED", ReadCommitted: "READ COMMITTED",
-  RepeatableRead: "REPEATABLE READ", Serializable: "SERIALIZABLE",
+  ReadUncommitted: "READ UNCOMMITTED",
+  ReadCommitted: "READ COMMITTED",
+  RepeatableRead: "REPEATABLE READ",
+  Serializable: "SERIALIZABLE",
 };
-const ERROR_FIELDS = ["severity", "code", "detail", "hint", "position", "internalPosition", "internalQuery",
-  "where", "schema", "table", "column", "dataType", "constraint", "file", "line", "routine"];
+const ERROR_FIELDS = [
+  "severity",
+  "code",
+  "detail",
+  "hint",
+  "position",
+  "internalPosition",
+  "internalQuery",
+  "where",
+  "schema",
+  "table",
+  "column",
+  "dataType",
+  "constraint",
+  "file",
+  "line",
+  "routine",
+];
 
 class HttpError extends Error {
-  constructor(status, message) { super(message); this.status = status; }
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
 }
 
 function createPools() {
@@ -91,13 +121,16 @@ function createPools() {
       let pool = pools.get(connectionString);
       if (pool) return pool;
       let url;
-      try { url = new URL(connectionString); } catch { throw new HttpError(400, "invalid Neon-Connection-String"); }
+      try {
+        url = new URL(connectionString);
+      } catch {
+        throw new HttpError(400, "invalid Neon-Connection-String");
+      }
       if (!/^postgres(ql)?:$/.test(url.protocol)) throw new HttpError(400, "connection string must be postgres://");
       if (!isLoopbackHost(url.hostname)) throw new HttpError(403, `host ${url.hostname} is not loopback`);
       // Loopback only, so no TLS; drop sslmode & co. rather than fail on them.
       for (const k of ["sslmode", "sslrootcert", "sslcert", "sslkey", "channel_binding"]) url.searchParams.delete(k);
-      pool = new pg.Pool({ connectionString: url.toString(), ssl: false, types: rawText, max: 10,
-        idleTimeoutMillis: 5000, allowExitOnIdle: true });
+      pool = new pg.Pool({ connectionString: url.toString(), ssl: false, types: rawText, max: 10, idleTimeoutMillis: 5000, allowExitOnIdle: true });
       // An idle connection can die (DROP DATABASE … WITH (FORCE), server stop); the pool drops it.
       pool.on("error", () => {});
       pools.set(connectionString, pool);
@@ -114,16 +147,23 @@ function createPools() {
 // goes back, so every request starts clean. DISCARD ALL fails inside an open transaction (e.g. a lone
 // "BEGIN" request): that connection is destroyed instead.
 function releaseClean(client) {
-  client.query("DISCARD ALL").then(() => client.release(), (err) => client.release(err));
+  client.query("DISCARD ALL").then(
+    () => client.release(),
+    (err) => client.release(err),
+  );
 }
 
 function toResult(res, arrayMode) {
   const fields = res.fields.map((f) => ({
-    name: f.name, dataTypeID: f.dataTypeID, tableID: f.tableID, columnID: f.columnID,
-    dataTypeSize: f.dataTypeSize, dataTypeModifier: f.dataTypeModifier, format: "text",
+    name: f.name,
+    dataTypeID: f.dataTypeID,
+    tableID: f.tableID,
+    columnID: f.columnID,
+    dataTypeSize: f.dataTypeSize,
+    dataTypeModifier: f.dataTypeModifier,
+    format: "text",
   }));
-  const rows = arrayMode ? res.rows
-    : res.rows.map((r) => Object.fromEntries(fields.map((f, i) => [f.name, r[i]])));
+  const rows = arrayMode ? res.rows : res.rows.map((r) => Object.fromEntries(fields.map((f, i) => [f.name, r[i]])));
   return { fields, rows, command: res.command, rowCount: res.rowCount, rowAsArray: arrayMode };
 }
 
@@ -152,12 +192,20 @@ async function handleSql(pools, req) {
   if (!connectionString) throw new HttpError(400, "missing Neon-Connection-String header");
   const arrayMode = req.headers["neon-array-mode"] === "true";
   let body;
-  try { body = JSON.parse(await readBody(req)); } catch { throw new HttpError(400, "body is not JSON"); }
+  try {
+    body = JSON.parse(await readBody(req));
+  } catch {
+    throw new HttpError(400, "body is not JSON");
+  }
   const pool = pools.get(connectionString);
 
   if (!Array.isArray(body?.queries)) {
     const client = await pool.connect();
-    try { return toResult(await run(client, body), arrayMode); } finally { releaseClean(client); }
+    try {
+      return toResult(await run(client, body), arrayMode);
+    } finally {
+      releaseClean(client);
+    }
   }
   // A batch: one transaction on one connection; any error rolls it all back.
   const begin = beginStatement(req.headers);
@@ -242,7 +290,7 @@ export async function startNeonLocalProxy({ port = DEFAULT_PROXY_PORT, host = "1
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const i = process.argv.indexOf("--port");
-  const port = Number(i > 0 ? process.argv[i + 1] : process.env.NEON_LOCAL_PROXY_PORT ?? DEFAULT_PROXY_PORT);
+  const port = Number(i > 0 ? process.argv[i + 1] : (process.env.NEON_LOCAL_PROXY_PORT ?? DEFAULT_PROXY_PORT));
   const proxy = await startNeonLocalProxy({ port });
   console.log(`neon-local-proxy listening on ${proxy.url} (ws /v1?address=host:port, POST /sql; loopback only, dev/CI only)`);
   const stop = () => proxy.close().then(() => process.exit(0));

@@ -31,9 +31,17 @@ async function check(name, fn) {
     console.log(`FAIL ${name}: ${err?.message ?? err}${err?.code ? ` [${err.code}]` : ""}`);
   }
 }
-function assert(cond, msg) { if (!cond) throw new Error(msg); }
+function assert(cond, msg) {
+  if (!cond) throw new Error(msg);
+}
 const eq = (a, b, what) => assert(JSON.stringify(a) === JSON.stringify(b), `${what}: got ${JSON.stringify(a)}, want ${JSON.stringify(b)}`);
-const caught = (p) => p.then(() => { throw new Error("expected an error"); }, (e) => e);
+const caught = (p) =>
+  p.then(
+    () => {
+      throw new Error("expected an error");
+    },
+    (e) => e,
+  );
 async function timed(n, fn) {
   const t0 = performance.now();
   for (let i = 0; i < n; i++) await fn();
@@ -53,8 +61,22 @@ async function probe(url, proxy) {
   });
   await check("neon(url, {fullResults, arrayMode})", async () => {
     const r = await full`select 1 as a, 'x' as b union all select 2, 'y'`;
-    eq(r.rows, [[1, "x"], [2, "y"]], "rows");
-    eq(r.fields.map((f) => [f.name, f.dataTypeID]), [["a", 23], ["b", 25]], "fields");
+    eq(
+      r.rows,
+      [
+        [1, "x"],
+        [2, "y"],
+      ],
+      "rows",
+    );
+    eq(
+      r.fields.map((f) => [f.name, f.dataTypeID]),
+      [
+        ["a", 23],
+        ["b", 25],
+      ],
+      "fields",
+    );
     eq([r.command, r.rowCount, r.rowAsArray], ["SELECT", 2, true], "command/rowCount/rowAsArray");
   });
   await check("types: json, bool, array, bytea, timestamptz params and results", async () => {
@@ -63,13 +85,13 @@ async function probe(url, proxy) {
     eq([r.j, r.b, r.arr, Buffer.from(r.by).toString(), r.ts.getTime()], [{ a: 1 }, true, [1, 2], "hi", 0], "values");
   });
   await check("transaction commit (Serializable)", async () => {
-    const [ins, cnt] = await sql.transaction([sql`insert into t (k) values ('a'), ('b') returning k`,
-      sql`select count(*)::int as c from t`], { isolationLevel: "Serializable" });
+    const [ins, cnt] = await sql.transaction([sql`insert into t (k) values ('a'), ('b') returning k`, sql`select count(*)::int as c from t`], {
+      isolationLevel: "Serializable",
+    });
     eq([ins.map((r) => r.k), cnt[0].c], [["a", "b"], 2], "results");
   });
   await check("transaction rollback on unique violation", async () => {
-    const err = await caught(sql.transaction([sql`insert into t (k) values ('c')`, sql`insert into t (k) values ('a')`],
-      { isolationLevel: "Serializable" }));
+    const err = await caught(sql.transaction([sql`insert into t (k) values ('c')`, sql`insert into t (k) values ('a')`], { isolationLevel: "Serializable" }));
     eq([err.code, err.constraint, err.table], ["23505", "t_k_key", "t"], "error fields");
     const [{ c }] = await sql`select count(*)::int as c from t where k = 'c'`;
     eq(c, 0, "row 'c' rolled back");
@@ -85,9 +107,8 @@ async function probe(url, proxy) {
   });
   const race = async (opts) => {
     await sql`delete from g`;
-    const guarded = () => sql.transaction([
-      sql`insert into g (k) select 'x' where not exists (select 1 from g where k = 'x')`,
-      sql`select pg_sleep(0.2)`], opts);
+    const guarded = () =>
+      sql.transaction([sql`insert into g (k) select 'x' where not exists (select 1 from g where k = 'x')`, sql`select pg_sleep(0.2)`], opts);
     const out = await Promise.allSettled([guarded(), guarded()]);
     const [{ c }] = await sql`select count(*)::int as c from g`;
     return { outcomes: out.map((o) => (o.status === "fulfilled" ? "ok" : o.reason.code)).sort(), rows: c };
@@ -122,7 +143,9 @@ async function probe(url, proxy) {
       const r = await client.query("select $1::text as s, 9007199254740993::int8 as big, count(*) from t", ["hi"]);
       eq(r.rows, [{ s: "hi", big: "9007199254740993", count: "2" }], "rows");
       return `connect ${ms} ms, query ${await timed(50, () => client.query("select 1"))} ms`;
-    } finally { await client.end(); }
+    } finally {
+      await client.end();
+    }
   });
   await check("Pool interactive transaction with rollback", async () => {
     const pool = new Pool({ connectionString: url });
@@ -132,7 +155,10 @@ async function probe(url, proxy) {
       await c.query("insert into t (k) values ('p')");
       await c.query("rollback");
       eq((await c.query("select count(*)::int as c from t where k = 'p'")).rows[0].c, 0, "rolled back");
-    } finally { c.release(); await pool.end(); }
+    } finally {
+      c.release();
+      await pool.end();
+    }
   });
   const T = pgTable("t", { id: bigint("id", { mode: "number" }).generatedAlwaysAsIdentity(), k: text("k").notNull() });
   await check("drizzle neon-http db.batch commit and rollback", async () => {
@@ -145,21 +171,32 @@ async function probe(url, proxy) {
     eq((await db.select({ c: count() }).from(T))[0].c, 3, "rolled back");
   });
   await check("proxy refuses non-loopback targets", async () => {
-    const r = await fetch(`http://${proxy}/sql`, { method: "POST", body: '{"query":"select 1"}',
-      headers: { "Neon-Connection-String": "postgresql://app:app@10.1.2.3:5432/x" } });
+    const r = await fetch(`http://${proxy}/sql`, {
+      method: "POST",
+      body: '{"query":"select 1"}',
+      headers: { "Neon-Connection-String": "postgresql://app:app@10.1.2.3:5432/x" },
+    });
     eq(r.status, 403, "HTTP status");
     const sock = new ws(`ws://${proxy}/v1?address=example.com:5432`);
-    const status = await new Promise((res) => { sock.on("unexpected-response", (_q, resp) => res(resp.statusCode)); sock.on("open", () => res("open")); sock.on("error", () => res("error")); });
+    const status = await new Promise((res) => {
+      sock.on("unexpected-response", (_q, resp) => res(resp.statusCode));
+      sock.on("open", () => res("open"));
+      sock.on("error", () => res("error"));
+    });
     eq(status, 403, "WS upgrade status");
   });
-  console.log(`timing: HTTP query ${await timed(200, () => sql`select 1`)} ms, ` +
-    `HTTP query+params ${await timed(200, () => sql`select * from t where k = ${"a"}`)} ms, ` +
-    `batch of 3 ${await timed(100, () => sql.transaction([sql`select 1`, sql`select 2`, sql`select 3`]))} ms, ` +
-    `Serializable write batch ${await timed(100, () => sql.transaction([sql`insert into g (k) values ('b')`,
-      sql`select count(*) from g`], { isolationLevel: "Serializable" }))} ms (mean of sequential runs)`);
+  console.log(
+    `timing: HTTP query ${await timed(200, () => sql`select 1`)} ms, ` +
+      `HTTP query+params ${await timed(200, () => sql`select * from t where k = ${"a"}`)} ms, ` +
+      `batch of 3 ${await timed(100, () => sql.transaction([sql`select 1`, sql`select 2`, sql`select 3`]))} ms, ` +
+      `Serializable write batch ${await timed(100, () =>
+        sql.transaction([sql`insert into g (k) values ('b')`, sql`select count(*) from g`], { isolationLevel: "Serializable" }),
+      )} ms (mean of sequential runs)`,
+  );
 }
 
-let url = process.env.DATABASE_URL, proxyAddr = process.env.DB_PROXY;
+let url = process.env.DATABASE_URL,
+  proxyAddr = process.env.DB_PROXY;
 const cleanup = [];
 try {
   if (!url || !proxyAddr) {

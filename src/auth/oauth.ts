@@ -145,7 +145,10 @@ const enc = new TextEncoder();
 async function hmacBase64Url(key: string, message: string): Promise<string> {
   const k = await crypto.subtle.importKey("raw", enc.encode(key), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   const sig = new Uint8Array(await crypto.subtle.sign("HMAC", k, enc.encode(message)));
-  return btoa(String.fromCharCode(...sig)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return btoa(String.fromCharCode(...sig))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
 }
 
 /**
@@ -159,7 +162,12 @@ export async function consentFormToken(cookieSecret: string, request: Record<str
 }
 
 /** Whether `token` was issued by `consentFormToken` for this cookie secret and request, less than an hour ago. */
-export async function checkConsentFormToken(cookieSecret: string | undefined, request: Record<string, string | undefined>, token: string | undefined, at: number) {
+export async function checkConsentFormToken(
+  cookieSecret: string | undefined,
+  request: Record<string, string | undefined>,
+  token: string | undefined,
+  at: number,
+) {
   const [issued, mac] = (token ?? "").split(".");
   const issuedAt = Number(issued);
   if (!cookieSecret || !mac || !Number.isInteger(issuedAt) || issuedAt > at + 60 || at - issuedAt > CONSENT_FORM_TTL_SECONDS) return false;

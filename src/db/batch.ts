@@ -134,7 +134,12 @@ export function violates(err: unknown, table: string, column?: string): boolean 
       continue;
     }
     const message = String(f.message ?? "");
-    if (column ? message.includes(`NOT NULL constraint failed: ${table}.${column}`) : new RegExp(`(UNIQUE|PRIMARY KEY) constraint failed: ${table}\\.`).test(message)) return true;
+    if (
+      column
+        ? message.includes(`NOT NULL constraint failed: ${table}.${column}`)
+        : new RegExp(`(UNIQUE|PRIMARY KEY) constraint failed: ${table}\\.`).test(message)
+    )
+      return true;
   }
   return false;
 }

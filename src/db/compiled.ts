@@ -45,7 +45,6 @@ export function pick(row: Row, fields: Field[]): Record<string, unknown> {
   return out;
 }
 
-
 /**
  * `fields` as one JSON object column (keys `<prefix><key>`), for rows that would pass D1's 100
  * columns; `pickJson` decodes it. null when `present` (a condition) is false, as for a LEFT JOIN

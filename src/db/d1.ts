@@ -1,4 +1,4 @@
-import { DrizzleD1Database, drizzle, SQLiteD1Session } from "drizzle-orm/d1";
+import { type DrizzleD1Database, drizzle, SQLiteD1Session } from "drizzle-orm/d1";
 import * as tables from "../../schema/tables";
 import { layered, oncePer } from "./per-request";
 import { d1Constraint, type ReadSession } from "./read-session";
@@ -95,6 +95,11 @@ export function openD1(binding: D1Database, meter?: DbMeter, read?: ReadSession)
   const base = baseOrm(binding);
   // The session drizzle would build, over this request's client; the rest of `base` is shared.
   const { dialect, schema, options } = (base as unknown as { session: { dialect: never; schema: never; options: object } }).session;
-  const orm = layered(base as unknown as D1Orm & { session: unknown }, new SQLiteD1Session(d1, dialect, schema, options), d1, () => drizzle(d1, { schema: tables }).query);
+  const orm = layered(
+    base as unknown as D1Orm & { session: unknown },
+    new SQLiteD1Session(d1, dialect, schema, options),
+    d1,
+    () => drizzle(d1, { schema: tables }).query,
+  );
   return { orm, exec, bookmark: async () => session?.getBookmark() ?? null, readsWent: undefined };
 }

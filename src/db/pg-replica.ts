@@ -71,7 +71,10 @@ export function readRouter({ primary, replica, session, count, runTransaction }:
       if (queries.length > 1) return onPrimaryRun(queries);
       count();
       const check = replica.query(CAUGHT_UP, [bookmark]) as Pending;
-      const [caughtUp, result] = (await replica.transaction([check, queries[0]], { isolationLevel: "ReadCommitted", readOnly: true })) as unknown as [{ rows: { fresh: unknown }[] }, unknown];
+      const [caughtUp, result] = (await replica.transaction([check, queries[0]], { isolationLevel: "ReadCommitted", readOnly: true })) as unknown as [
+        { rows: { fresh: unknown }[] },
+        unknown,
+      ];
       if (caughtUp.rows[0]?.fresh) {
         went("replica");
         return [result];

@@ -39,7 +39,11 @@ export async function connectAppStream(env: Env, appId: number, key: string, req
 }
 
 /** The hub that owns an app stream key under the active ring, and its seat. */
-export async function appHubFor(env: Env, appId: number, key: string): Promise<{ hub: DurableObjectStub<import("../objects/app-stream-hub").AppStreamHub>; seat: RingSeat }> {
+export async function appHubFor(
+  env: Env,
+  appId: number,
+  key: string,
+): Promise<{ hub: DurableObjectStub<import("../objects/app-stream-hub").AppStreamHub>; seat: RingSeat }> {
   const ring = await activeAppRing(env);
   const index = appHubIndex(appId, key, ring.count);
   return { hub: appHubAt(env, index), seat: { ...ring, index } };

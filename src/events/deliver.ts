@@ -69,13 +69,17 @@ export async function deliverEvents(env: Env, events: StampedEvent[], ring: AppR
   const metaOf = (results: RawResult[]): EventMeta[] => plans.map((p, i) => p.metaPlan.build(slots[i].meta.map((j) => results[j])));
 
   const appEvents = (results: RawResult[], metas: EventMeta[]): (AppHubEvent | null)[] =>
-    plans.map((p, i) => p.event.seq === undefined ? null : ({
-      mask: typeMask([p.event.type]),
-      seq: p.event.seq,
-      event: p.stored,
-      appIds: resolveApps(p.appAudience, results[slots[i].apps]),
-      meta: [metas[i].common, metas[i].relay].filter((m) => m).join(","),
-    }));
+    plans.map((p, i) =>
+      p.event.seq === undefined
+        ? null
+        : {
+            mask: typeMask([p.event.type]),
+            seq: p.event.seq,
+            event: p.stored,
+            appIds: resolveApps(p.appAudience, results[slots[i].apps]),
+            meta: [metas[i].common, metas[i].relay].filter((m) => m).join(","),
+          },
+    );
   // Only the relay delivers (src/objects/stream-relay.ts), and every outbox row has a sequence:
   // an event without one never reaches an app stream (its `meta.id` would mean nothing).
   const unsequenced = plans.filter((p) => p.event.seq === undefined && !(p.appAudience.kind === "apps" && !p.appAudience.appIds.length)).length;

@@ -62,7 +62,10 @@ async function removedRepost(db: Db, id: number, userId: number, r: RemovedRepos
   const [posts, user, apps] = await Promise.all([
     readPostsByIds(db, [r.repostOf], null),
     getUser(db, userId, null),
-    allRows<{ client_id: string; name: string; url: string; deleted_at: number | null }>(db, sql`SELECT client_id, name, url, deleted_at FROM apps WHERE id = ${r.appId}`),
+    allRows<{ client_id: string; name: string; url: string; deleted_at: number | null }>(
+      db,
+      sql`SELECT client_id, name, url, deleted_at FROM apps WHERE id = ${r.appId}`,
+    ),
   ]);
   const original = posts.byId.get(r.repostOf);
   if (!original || !user) return undefined;

@@ -35,7 +35,8 @@ export async function renderFromRefs(db: Db, env: Env, rows: OutboxRow[]): Promi
       }
       if (row.type === "message" && ref?.id !== undefined) {
         // The batch may have created the channel (a private message): its id is read here.
-        const channelId = ref.route?.channelId ?? (await allRows<{ channel_id: number }>(db, sql`SELECT channel_id FROM messages WHERE id = ${ref.id}`))[0]?.channel_id;
+        const channelId =
+          ref.route?.channelId ?? (await allRows<{ channel_id: number }>(db, sql`SELECT channel_id FROM messages WHERE id = ${ref.id}`))[0]?.channel_id;
         // Read as its author, as the writer read it back (the channel may be private); rendered for no viewer.
         const message = channelId === undefined ? undefined : await getMessage(db, Number(channelId), ref.id, ref.route?.actorId ?? null);
         // A deletion is published without raw (the deleted message's shape).

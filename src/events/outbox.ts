@@ -138,7 +138,9 @@ export async function appendEvents(db: Db, events: StampedEvent[]): Promise<Stam
   if (!events.length) return [];
   const results = await runBatch(
     db,
-    events.map((e) => sql`INSERT INTO stream_outbox (type, payload, created_at) SELECT ${e.type}, ${JSON.stringify(e)}, ${e.timestamp} ${lockSource} RETURNING id`),
+    events.map(
+      (e) => sql`INSERT INTO stream_outbox (type, payload, created_at) SELECT ${e.type}, ${JSON.stringify(e)}, ${e.timestamp} ${lockSource} RETURNING id`,
+    ),
   );
   return events.map((e, i) => ({ ...e, seq: reservedSeq(results[i]) }));
 }

@@ -116,7 +116,11 @@ function publishAt(env: Env, ctx: { waitUntil(promise: Promise<unknown>): void }
  * back, and rows whose writer died before its poke should not wait for the relay's heartbeat.
  */
 export function wakeRelay(env: Env, ctx: { waitUntil(promise: Promise<unknown>): void }): void {
-  ctx.waitUntil(streamRelay(env).poke([]).catch((e) => console.error(JSON.stringify({ error: "relay wake failed", detail: String(e) }))));
+  ctx.waitUntil(
+    streamRelay(env)
+      .poke([])
+      .catch((e) => console.error(JSON.stringify({ error: "relay wake failed", detail: String(e) }))),
+  );
 }
 
 /** Records the events not reserved in the write's batch, then pokes the relay with all of them. */

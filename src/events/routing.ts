@@ -137,8 +137,7 @@ export function planRoute(e: StampedEvent): RoutePlan {
       return {
         appAudience: appId === undefined ? NOBODY : { kind: "apps", appIds: [appId] },
         // A deletion still reaches the deleted token's own connections (they are closed after it).
-        recipients:
-          userId === undefined || appId === undefined ? null : ownerRecipients("token", userId, appId, e.isDeleted ? route.tokenId : undefined),
+        recipients: userId === undefined || appId === undefined ? null : ownerRecipients("token", userId, appId, e.isDeleted ? route.tokenId : undefined),
       };
     }
     case "file": {

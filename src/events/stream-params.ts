@@ -43,7 +43,17 @@ const LISTS = new Set(["channel_types", "file_types"]);
 /** A flag as `1`/`0` (`true`/`false` accepted); anything else is kept as given (the route validates it). */
 const normalFlag = (v: string) => (v === "true" ? "1" : v === "false" ? "0" : v);
 /** A comma-separated list, trimmed, without duplicates, sorted: the same set reads the same. */
-const normalList = (v: string) => [...new Set(v.split(",").map((x) => x.trim()).filter((x) => x))].sort().join(",");
+const normalList = (v: string) =>
+  [
+    ...new Set(
+      v
+        .split(",")
+        .map((x) => x.trim())
+        .filter((x) => x),
+    ),
+  ]
+    .sort()
+    .join(",");
 
 function pick<K extends string>(names: readonly K[], query: Record<string, string | undefined>): Partial<Record<K, string>> {
   const out: Partial<Record<K, string>> = {};

@@ -102,4 +102,3 @@ export function digestedBody(body: ReadableStream<Uint8Array> | null, boundary?:
     },
   };
 }
-

@@ -19,8 +19,7 @@ export interface BodyBound {
 }
 
 const tooLarge = (limit: number) => new ApiError(413, `the request body is larger than this endpoint accepts (${limit} bytes)`);
-const stalled = () =>
-  ApiError.badRequest(`the request body stalled: no bytes arrived for ${BODY_LIMITS.idleSeconds} seconds before it was complete`);
+const stalled = () => ApiError.badRequest(`the request body stalled: no bytes arrived for ${BODY_LIMITS.idleSeconds} seconds before it was complete`);
 const cutOff = () => ApiError.badRequest("the request body was cut off before its declared Content-Length");
 
 function declaredLength(req: Request): number | null {

@@ -45,8 +45,7 @@ export const AUTH_REALM = "api";
  * The challenge of a 401 from a Bearer-token endpoint (RFC 6750 §3): `error="invalid_token"`
  * only when the request sent a token, since a request without one gets no error code.
  */
-export const bearerChallenge = (tokenSent: boolean) =>
-  `Bearer realm="${AUTH_REALM}"` + (tokenSent ? `, error="invalid_token"` : "");
+export const bearerChallenge = (tokenSent: boolean) => `Bearer realm="${AUTH_REALM}"` + (tokenSent ? `, error="invalid_token"` : "");
 
 /** The challenge of a 401 from the OAuth token endpoint: client authentication is HTTP Basic (RFC 6749 §2.3.1). */
 export const BASIC_CHALLENGE = `Basic realm="${AUTH_REALM}"`;
@@ -61,4 +60,7 @@ export function describeIssues(issues: ReadonlyArray<{ path: ReadonlyArray<Prope
 
 const lower = (s: string) => s.charAt(0).toLowerCase() + s.slice(1);
 /** A field name as shown in an error: a NUL or an unpaired surrogate (a key that is itself bad text) as `?`, at most 64 characters. */
-export const printable = (k: PropertyKey) => String(k).replace(/[\u0000\p{Cs}]/gu, "?").slice(0, 64);
+export const printable = (k: PropertyKey) =>
+  String(k)
+    .replace(/[\u0000\p{Cs}]/gu, "?")
+    .slice(0, 64);

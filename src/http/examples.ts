@@ -8,7 +8,7 @@ import { SCOPES } from "../config";
 export const exampleClientRef = {
   id: "pbx_3Fq9LwZt7XkR2mNv",
   name: "Photo Box",
-  url: "https://photobox.example"
+  url: "https://photobox.example",
 };
 
 /** A User as another user sees it. */
@@ -22,37 +22,37 @@ export const exampleUser = {
   timezone: "UTC",
   content: {
     text: "",
-    html: "<span itemscope itemtype=\"https://schema.example.io/User\"></span>",
+    html: '<span itemscope itemtype="https://schema.example.io/User"></span>',
     entities: {
       links: [],
       mentions: [],
-      tags: []
+      tags: [],
     },
     avatar_image: {
       url: "https://api.example.com/v1/static/default-avatar.png",
       width: 200,
       height: 200,
-      is_default: true
+      is_default: true,
     },
     cover_image: {
       url: "https://api.example.com/v1/static/default-cover.png",
       width: 200,
       height: 200,
-      is_default: true
-    }
+      is_default: true,
+    },
   },
   counts: {
     bookmarks: 0,
     clients: 0,
     followers: 0,
     following: 0,
-    posts: 0
+    posts: 0,
   },
   follows_you: false,
   you_follow: false,
   you_muted: false,
   you_blocked: false,
-  you_can_follow: false
+  you_can_follow: false,
 };
 
 export const exampleToken = {
@@ -61,8 +61,8 @@ export const exampleToken = {
   user: exampleUser,
   storage: {
     available: 10737418240,
-    total: 10737418240
-  }
+    total: 10737418240,
+  },
 };
 
 export const exampleClient = {
@@ -74,13 +74,13 @@ export const exampleClient = {
   posts: 0,
   content: {
     text: "",
-    html: "<span itemscope itemtype=\"https://schema.example.io/Client\"></span>",
+    html: '<span itemscope itemtype="https://schema.example.io/Client"></span>',
     entities: {
       links: [],
       mentions: [],
-      tags: []
-    }
-  }
+      tags: [],
+    },
+  },
 };
 
 export const exampleChannel = {
@@ -92,31 +92,31 @@ export const exampleChannel = {
     full: {
       immutable: false,
       you: true,
-      user_ids: []
+      user_ids: [],
     },
     write: {
       any_user: true,
       immutable: false,
       you: true,
-      user_ids: []
+      user_ids: [],
     },
     read: {
       any_user: false,
       immutable: false,
       public: true,
       you: true,
-      user_ids: []
-    }
+      user_ids: [],
+    },
   },
   counts: {
     messages: 0,
-    subscribers: 1
+    subscribers: 1,
   },
   is_active: true,
   recent_message_id: null,
   you_muted: false,
   you_subscribed: true,
-  has_unread: false
+  has_unread: false,
 };
 
 export const exampleMessage = {
@@ -126,7 +126,7 @@ export const exampleMessage = {
   thread_id: "1",
   content: {
     text: "Hello channel, @alan #news",
-    html: "<span itemscope itemtype=\"https://schema.example.io/Message\">Hello channel, <span data-mention-id=\"2\" data-mention-name=\"alan\" itemprop=\"mention\">@alan</span> <span data-tag-name=\"news\" itemprop=\"tag\">#news</span></span>",
+    html: '<span itemscope itemtype="https://schema.example.io/Message">Hello channel, <span data-mention-id="2" data-mention-name="alan" itemprop="mention">@alan</span> <span data-tag-name="news" itemprop="tag">#news</span></span>',
     entities: {
       links: [],
       mentions: [
@@ -134,24 +134,24 @@ export const exampleMessage = {
           pos: 15,
           len: 5,
           text: "alan",
-          id: "2"
-        }
+          id: "2",
+        },
       ],
       tags: [
         {
           pos: 21,
           len: 5,
-          text: "news"
-        }
-      ]
-    }
+          text: "news",
+        },
+      ],
+    },
   },
   counts: {
-    replies: 0
+    replies: 0,
   },
   source: exampleClientRef,
   user: exampleUser,
-  is_sticky: false
+  is_sticky: false,
 };
 
 export const examplePoll = {
@@ -167,17 +167,17 @@ export const examplePoll = {
     {
       text: "Tea",
       position: 1,
-      is_your_response: false
+      is_your_response: false,
     },
     {
       text: "Coffee",
       position: 2,
-      is_your_response: false
-    }
+      is_your_response: false,
+    },
   ],
   poll_token: "example-poll-token",
   source: exampleClientRef,
-  user: exampleUser
+  user: exampleUser,
 };
 
 export const examplePollResponse = {
@@ -188,15 +188,15 @@ export const examplePollResponse = {
   options: [
     {
       text: "Tea",
-      position: 1
+      position: 1,
     },
     {
       text: "Coffee",
-      position: 2
-    }
+      position: 2,
+    },
   ],
   created_at: "2026-03-14T09:26:53Z",
-  pagination_id: "1"
+  pagination_id: "1",
 };
 
 export const exampleFile = {
@@ -218,7 +218,7 @@ export const exampleFile = {
   file_token_read: "TJMUTg1aexample-read-token",
   source: exampleClientRef,
   user: exampleUser,
-  derived_files: {}
+  derived_files: {},
 };
 
 export const examplePresence = {
@@ -227,35 +227,35 @@ export const examplePresence = {
   name: "Ada Lovelace",
   avatar_image: "https://api.example.com/v1/static/default-avatar.png",
   presence: "writing a compiler",
-  last_seen_at: "2026-03-14T09:26:53Z"
+  last_seen_at: "2026-03-14T09:26:53Z",
 };
 
 export const exampleStats = {
   clients: {
     created: 1,
-    public: 1
+    public: 1,
   },
   days: 1,
   files: {
-    created: 0
+    created: 0,
   },
   messages: {
-    created: 0
+    created: 0,
   },
   polls: {
-    created: 0
+    created: 0,
   },
   posts: {
-    created: 0
+    created: 0,
   },
   users: {
     active: {
-      "2026-11-24": 1
+      "2026-11-24": 1,
     },
     created: 2,
     disabled: 0,
-    present: 0
-  }
+    present: 0,
+  },
 };
 
 /** The entities of the text processor example; the result carries them flat and under `entities`. */
@@ -265,29 +265,29 @@ const exampleEntities = {
       pos: 17,
       len: 19,
       text: "https://example.com",
-      url: "https://example.com"
-    }
+      url: "https://example.com",
+    },
   ],
   mentions: [
     {
       pos: 6,
       len: 5,
       text: "alan",
-      id: "2"
-    }
+      id: "2",
+    },
   ],
   tags: [
     {
       pos: 37,
       len: 5,
-      text: "news"
-    }
-  ]
+      text: "news",
+    },
+  ],
 };
 
 export const exampleTextResult = {
   text: "Hello @alan, see https://example.com #news",
-  html: "<span itemscope itemtype=\"https://schema.example.io/Post\">Hello <span data-mention-id=\"2\" data-mention-name=\"alan\" itemprop=\"mention\">@alan</span>, see <a href=\"https://example.com\">https://example.com</a> <span data-tag-name=\"news\" itemprop=\"tag\">#news</span></span>",
+  html: '<span itemscope itemtype="https://schema.example.io/Post">Hello <span data-mention-id="2" data-mention-name="alan" itemprop="mention">@alan</span>, see <a href="https://example.com">https://example.com</a> <span data-tag-name="news" itemprop="tag">#news</span></span>',
   entities: exampleEntities,
   ...exampleEntities,
 };
@@ -296,7 +296,7 @@ export const exampleOperation = {
   id: "514406d5-63e0-4de0-887d-4d5ebed825f4",
   type: "file_delete",
   status: "running",
-  created_at: "2026-03-14T09:26:53Z"
+  created_at: "2026-03-14T09:26:53Z",
 };
 
 export const exampleCreatedApp = {
@@ -305,7 +305,7 @@ export const exampleCreatedApp = {
   url: "https://photobox.example",
   client_id: "pbx_3Fq9LwZt7XkR2mNv",
   client_secret: "example-client-secret-shown-once",
-  password_grant_secret: "example-password-grant-secret-shown-once"
+  password_grant_secret: "example-password-grant-secret-shown-once",
 };
 
 /**
@@ -320,7 +320,14 @@ export const requestExamples: Record<string, { example: unknown } | { examples: 
     examples: {
       password: {
         summary: "password grant: a user token for your own app",
-        value: { grant_type: "password", client_id: "pbx_3Fq9LwZt7XkR2mNv", password_grant_secret: "your-password-grant-secret", username: "ada", password: "your password", scope: "basic write_post" },
+        value: {
+          grant_type: "password",
+          client_id: "pbx_3Fq9LwZt7XkR2mNv",
+          password_grant_secret: "your-password-grant-secret",
+          username: "ada",
+          password: "your password",
+          scope: "basic write_post",
+        },
       },
       client_credentials: {
         summary: "client_credentials grant: an app token",
@@ -328,12 +335,28 @@ export const requestExamples: Record<string, { example: unknown } | { examples: 
       },
       authorization_code: {
         summary: "authorization_code grant: the code the consent page sent back",
-        value: { grant_type: "authorization_code", client_id: "pbx_3Fq9LwZt7XkR2mNv", client_secret: "your-client-secret", code: "the-code-from-the-redirect", redirect_uri: "https://photobox.example/callback" },
+        value: {
+          grant_type: "authorization_code",
+          client_id: "pbx_3Fq9LwZt7XkR2mNv",
+          client_secret: "your-client-secret",
+          code: "the-code-from-the-redirect",
+          redirect_uri: "https://photobox.example/callback",
+        },
       },
     },
   },
   postOauthAuthenticate: {
-    example: { client_id: "pbx_3Fq9LwZt7XkR2mNv", redirect_uri: "https://photobox.example/callback", response_type: "code", scope: "basic write_post", state: "af0ifjsldkj", username: "ada", password: "your password", decision: "authorize", csrf: "the-token-from-the-consent-page" },
+    example: {
+      client_id: "pbx_3Fq9LwZt7XkR2mNv",
+      redirect_uri: "https://photobox.example/callback",
+      response_type: "code",
+      scope: "basic write_post",
+      state: "af0ifjsldkj",
+      username: "ada",
+      password: "your password",
+      decision: "authorize",
+      csrf: "the-token-from-the-consent-page",
+    },
   },
   postPosts: { example: { text: "Hello from the API reference! #firstpost" } },
   putPostsByPostId: { example: { text: "Hello from the API reference! (revised) #firstpost" } },

@@ -34,10 +34,7 @@ export interface MarkerPositions {
  * Reads count/since_id/before_id. An invalid count is ignored (default 20); a bound that is
  * not an integer is a 400, except the marker values on markable streams.
  */
-export function parsePage(
-  q: { count?: string; since_id?: string; before_id?: string },
-  marker?: MarkerPositions | null,
-): Page {
+export function parsePage(q: { count?: string; since_id?: string; before_id?: string }, marker?: MarkerPositions | null): Page {
   const n = q.count !== undefined && /^-?\d+$/.test(q.count) ? Number(q.count) : NaN;
   const valid = Number.isInteger(n) && n !== 0 && Math.abs(n) <= 200;
   const page: Page = { limit: valid ? Math.abs(n) : 20, newestFirst: valid ? n > 0 : true };
@@ -48,11 +45,7 @@ export function parsePage(
   return page;
 }
 
-function bound(
-  name: string,
-  value: string | undefined,
-  marker: MarkerPositions | null | undefined,
-): [number, boolean] | undefined {
+function bound(name: string, value: string | undefined, marker: MarkerPositions | null | undefined): [number, boolean] | undefined {
   if (value === undefined || value === "") return undefined;
   if (/^\d+$/.test(value)) return [Number(value), false];
   if (marker !== undefined && (MARKER_BOUNDS as readonly string[]).includes(value)) {

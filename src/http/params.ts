@@ -61,7 +61,11 @@ export const pollListParams = {
   include_closed: queryFlag("0: leave out closed polls. Default 1"),
   include_private: queryFlag("0: leave out private polls. Default 1"),
   poll_types: z.string().max(4096).optional().openapi({ description: "Only polls of these types (comma-separated). Default: every type" }),
-  exclude_poll_types: z.string().max(4096).optional().openapi({ description: "Leave out polls of these types (comma-separated); ignored when `poll_types` is given" }),
+  exclude_poll_types: z
+    .string()
+    .max(4096)
+    .optional()
+    .openapi({ description: "Leave out polls of these types (comma-separated); ignored when `poll_types` is given" }),
 };
 
 /** Parameters of lists of posts: which posts the list holds. */

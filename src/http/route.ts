@@ -32,7 +32,8 @@ export const requireJson: MiddlewareHandler<AppEnv> = async (c, next) => {
 
 /** As `requireJson`, for an optional JSON body: a request without a body passes. */
 export const requireJsonIfBody: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const hasBody = c.req.header("content-type") !== undefined || Number(c.req.header("content-length") ?? 0) > 0 || c.req.header("transfer-encoding") !== undefined;
+  const hasBody =
+    c.req.header("content-type") !== undefined || Number(c.req.header("content-length") ?? 0) > 0 || c.req.header("transfer-encoding") !== undefined;
   return hasBody ? requireJson(c, next) : next();
 };
 
@@ -95,8 +96,16 @@ const takesIdempotencyKey = (access: Access, method: string, path: string) =>
 
 /** `get /users/{user_id}/posts` → `getUsersByUserIdPosts`: stable, unique and URL-safe. */
 export function operationIdFor(method: string, path: string): string {
-  const pascal = (s: string) => s.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0].toUpperCase() + w.slice(1)).join("");
-  const segments = path.split("/").filter(Boolean).map((s) => (s.startsWith("{") ? `By${pascal(s)}` : pascal(s)));
+  const pascal = (s: string) =>
+    s
+      .split(/[^A-Za-z0-9]+/)
+      .filter(Boolean)
+      .map((w) => w[0].toUpperCase() + w.slice(1))
+      .join("");
+  const segments = path
+    .split("/")
+    .filter(Boolean)
+    .map((s) => (s.startsWith("{") ? `By${pascal(s)}` : pascal(s)));
   return method.toLowerCase() + segments.join("");
 }
 
@@ -183,7 +192,10 @@ export function registerOpenApiComponents(registry: OpenAPIHono["openAPIRegistry
 
 /** An id path or query parameter: integers only (decisions §1: anything else is 400). */
 export const idString = (what = "id") =>
-  z.string().regex(/^\d{1,18}$/, { message: `must be an integer ${what}` }).openapi({ description: `The ${what} (an integer)`, example: "1" });
+  z
+    .string()
+    .regex(/^\d{1,18}$/, { message: `must be an integer ${what}` })
+    .openapi({ description: `The ${what} (an integer)`, example: "1" });
 
 /** A user reference in a path: an integer id, `me`, or `@username`. */
 export const userRef = z

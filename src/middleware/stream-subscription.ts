@@ -84,15 +84,18 @@ export const streamSubscription: MiddlewareHandler<AppEnv> = async (c, next) => 
   // Refused: an error must not look like a subscription (the error envelope carries extra meta).
   c.res = await withoutSubscriptionId(c.res);
   if (result.created) {
-    await hub.unsubscribe(auth.user!.id, connectionId!, result.subscriptionId).catch((e) =>
-      console.error(JSON.stringify({ error: "undoing a subscription failed", detail: String(e) })),
-    );
+    await hub
+      .unsubscribe(auth.user!.id, connectionId!, result.subscriptionId)
+      .catch((e) => console.error(JSON.stringify({ error: "undoing a subscription failed", detail: String(e) })));
   }
 };
 
 /** The same error response, minus `meta.subscription_id` (error bodies are small envelopes). */
 async function withoutSubscriptionId(res: Response): Promise<Response> {
-  const body = (await res.clone().json().catch(() => null)) as { meta?: Record<string, unknown> } | null;
+  const body = (await res
+    .clone()
+    .json()
+    .catch(() => null)) as { meta?: Record<string, unknown> } | null;
   if (!body?.meta || !("subscription_id" in body.meta)) return res;
   delete body.meta.subscription_id;
   return new Response(JSON.stringify(body), res);

@@ -47,7 +47,9 @@ export class AppEventLog {
       seq INTEGER PRIMARY KEY, at INTEGER NOT NULL, mask INTEGER NOT NULL, apps TEXT, type TEXT NOT NULL,
       timestamp INTEGER NOT NULL, deleted INTEGER NOT NULL, meta TEXT, data TEXT NOT NULL)`);
     sql.exec("CREATE TABLE IF NOT EXISTS app_log_state (name TEXT PRIMARY KEY, value INTEGER NOT NULL)");
-    sql.exec("CREATE TABLE IF NOT EXISTS app_key_floors (app_id INTEGER NOT NULL, key TEXT NOT NULL, floor INTEGER NOT NULL, PRIMARY KEY (app_id, key)) WITHOUT ROWID");
+    sql.exec(
+      "CREATE TABLE IF NOT EXISTS app_key_floors (app_id INTEGER NOT NULL, key TEXT NOT NULL, floor INTEGER NOT NULL, PRIMARY KEY (app_id, key)) WITHOUT ROWID",
+    );
   }
 
   state(name: string): number | null {
@@ -112,7 +114,10 @@ export class AppEventLog {
         limit,
       )
       .toArray()
-      .map((r) => ({ seq: r.seq, frame: frameText({ type: r.type, timestamp: r.timestamp, isDeleted: r.deleted === 1, data: r.data }, r.seq, r.meta ?? undefined) }));
+      .map((r) => ({
+        seq: r.seq,
+        frame: frameText({ type: r.type, timestamp: r.timestamp, isDeleted: r.deleted === 1, data: r.data }, r.seq, r.meta ?? undefined),
+      }));
   }
 
   /** A deleted stream: cursors issued so far are not positions of a stream re-created with its key. */
@@ -130,7 +135,9 @@ export class AppEventLog {
    * goes (cost proportional to what is deleted) and the floor rises past it.
    */
   trim(now: number, limits: ReplayLimits): void {
-    const young = this.sql.exec<{ seq: number }>("SELECT seq FROM app_log WHERE at >= ? ORDER BY at, seq LIMIT 1", now - limits.seconds * 1000).toArray()[0]?.seq;
+    const young = this.sql
+      .exec<{ seq: number }>("SELECT seq FROM app_log WHERE at >= ? ORDER BY at, seq LIMIT 1", now - limits.seconds * 1000)
+      .toArray()[0]?.seq;
     const newest = this.sql.exec<{ seq: number }>("SELECT seq FROM app_log ORDER BY seq DESC LIMIT 1 OFFSET ?", limits.events - 1).toArray()[0]?.seq;
     if (newest === undefined) return; // fewer than limits.events kept
     const keepFrom = Math.min(newest, young ?? Infinity);
@@ -148,7 +155,13 @@ export class AppEventLog {
 
   /** Rows after `after`, in order, for a hub joining the ring; with the log's state on the first page. */
   exportRows(after: number, limit: number): { rows: LogRow[]; state?: LogState } {
-    const rows = this.sql.exec<LogRow & Record<string, SqlStorageValue>>("SELECT seq, at, mask, apps, type, timestamp, deleted, meta, data FROM app_log WHERE seq > ? ORDER BY seq LIMIT ?", after, limit).toArray();
+    const rows = this.sql
+      .exec<LogRow & Record<string, SqlStorageValue>>(
+        "SELECT seq, at, mask, apps, type, timestamp, deleted, meta, data FROM app_log WHERE seq > ? ORDER BY seq LIMIT ?",
+        after,
+        limit,
+      )
+      .toArray();
     if (after > 0) return { rows };
     const keyFloors = this.sql.exec<{ app_id: number; key: string; floor: number }>("SELECT app_id, key, floor FROM app_key_floors").toArray();
     return { rows, state: { applied: this.applied(), floor: this.state("floor"), keyFloors } };
@@ -167,7 +180,15 @@ export class AppEventLog {
     for (const r of rows) {
       this.sql.exec(
         "INSERT OR IGNORE INTO app_log (seq, at, mask, apps, type, timestamp, deleted, meta, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        r.seq, r.at, r.mask, r.apps, r.type, r.timestamp, r.deleted, r.meta, r.data,
+        r.seq,
+        r.at,
+        r.mask,
+        r.apps,
+        r.type,
+        r.timestamp,
+        r.deleted,
+        r.meta,
+        r.data,
       );
     }
   }

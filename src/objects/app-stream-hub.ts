@@ -62,7 +62,8 @@ export class AppStreamHub extends DurableObject<Env> {
     super(ctx, env);
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
     // Per-key numbering of earlier versions: their cursors are answered with a gap now.
-    for (const t of ["listeners", "listening", "replay_entries", "replay_events", "replay_streams", "replay_meta"]) ctx.storage.sql.exec(`DROP TABLE IF EXISTS ${t}`);
+    for (const t of ["listeners", "listening", "replay_entries", "replay_events", "replay_streams", "replay_meta"])
+      ctx.storage.sql.exec(`DROP TABLE IF EXISTS ${t}`);
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS app_groups (app_id INTEGER NOT NULL, mask INTEGER NOT NULL, PRIMARY KEY (app_id, mask)) WITHOUT ROWID");
     this.log = new AppEventLog(ctx.storage.sql);
     this.limits = replayLimits(env);

@@ -59,7 +59,13 @@ export class ReplayBuffer {
     const hwm = this.sql.exec<{ value: number }>("SELECT value FROM replay_meta WHERE name = 'hwm'").toArray()[0]?.value ?? 0;
     const floor = hwm + 1;
     const row = this.sql
-      .exec<StreamRow>("INSERT INTO replay_streams (name, floor, trimmed, last) VALUES (?, ?, ?, ?) RETURNING id, floor, trimmed, last, retire_at", name, floor, floor, floor)
+      .exec<StreamRow>(
+        "INSERT INTO replay_streams (name, floor, trimmed, last) VALUES (?, ?, ?, ?) RETURNING id, floor, trimmed, last, retire_at",
+        name,
+        floor,
+        floor,
+        floor,
+      )
       .one();
     return toStream(row);
   }
@@ -76,7 +82,10 @@ export class ReplayBuffer {
 
   /** Streams marked as connected (no retention running). */
   connected(): number[] {
-    return this.sql.exec<{ id: number }>("SELECT id FROM replay_streams WHERE retire_at IS NULL").toArray().map((r) => r.id);
+    return this.sql
+      .exec<{ id: number }>("SELECT id FROM replay_streams WHERE retire_at IS NULL")
+      .toArray()
+      .map((r) => r.id);
   }
 
   /** Where a reconnect with `since` starts: after that cursor, or a gap (then live from `last`). */
@@ -94,7 +103,14 @@ export class ReplayBuffer {
   /** Stores an event once; returns its id for `append`. */
   store(e: StoredEvent, at: number): number {
     return this.sql
-      .exec<{ id: number }>("INSERT INTO replay_events (at, type, timestamp, deleted, data) VALUES (?, ?, ?, ?, ?) RETURNING id", at, e.type, e.timestamp, e.isDeleted ? 1 : 0, e.data)
+      .exec<{ id: number }>(
+        "INSERT INTO replay_events (at, type, timestamp, deleted, data) VALUES (?, ?, ?, ?, ?) RETURNING id",
+        at,
+        e.type,
+        e.timestamp,
+        e.isDeleted ? 1 : 0,
+        e.data,
+      )
       .one().id;
   }
 
@@ -111,7 +127,10 @@ export class ReplayBuffer {
     const ids = JSON.stringify(streams.map((s) => s.id));
     const numbered = (
       seq === undefined
-        ? this.sql.exec<{ id: number; last: number }>("UPDATE replay_streams SET last = last + 1 WHERE id IN (SELECT value FROM json_each(?)) RETURNING id, last", ids)
+        ? this.sql.exec<{ id: number; last: number }>(
+            "UPDATE replay_streams SET last = last + 1 WHERE id IN (SELECT value FROM json_each(?)) RETURNING id, last",
+            ids,
+          )
         : this.sql.exec<{ id: number; last: number }>(
             "UPDATE replay_streams SET last = last + 1, relay_seq = ? WHERE id IN (SELECT value FROM json_each(?)) AND relay_seq < ? RETURNING id, last",
             seq,
@@ -147,9 +166,7 @@ export class ReplayBuffer {
       .toArray();
     return rows.map((r) => ({
       seq: r.seq,
-      frame: accept(r.type)
-        ? frameText({ type: r.type, timestamp: r.timestamp, isDeleted: r.deleted === 1, data: r.data }, r.seq, r.extra ?? undefined)
-        : null,
+      frame: accept(r.type) ? frameText({ type: r.type, timestamp: r.timestamp, isDeleted: r.deleted === 1, data: r.data }, r.seq, r.extra ?? undefined) : null,
     }));
   }
 
@@ -166,7 +183,10 @@ export class ReplayBuffer {
 
   /** Streams whose retention ran out (no socket reconnected in time). */
   expired(now: number): number[] {
-    return this.sql.exec<{ id: number }>("SELECT id FROM replay_streams WHERE retire_at IS NOT NULL AND retire_at <= ?", now).toArray().map((r) => r.id);
+    return this.sql
+      .exec<{ id: number }>("SELECT id FROM replay_streams WHERE retire_at IS NOT NULL AND retire_at <= ?", now)
+      .toArray()
+      .map((r) => r.id);
   }
 
   /**
@@ -176,7 +196,9 @@ export class ReplayBuffer {
   trim(now: number, limits: ReplayLimits): void {
     const cut = now - limits.seconds * 1000;
     for (const s of this.sql.exec<StreamRow>("SELECT id, floor, trimmed, last, retire_at FROM replay_streams").toArray()) {
-      const young = this.sql.exec<{ seq: number }>("SELECT seq FROM replay_entries WHERE stream_id = ? AND at >= ? ORDER BY seq LIMIT 1", s.id, cut).toArray()[0];
+      const young = this.sql
+        .exec<{ seq: number }>("SELECT seq FROM replay_entries WHERE stream_id = ? AND at >= ? ORDER BY seq LIMIT 1", s.id, cut)
+        .toArray()[0];
       const upTo = Math.min((young?.seq ?? s.last + 1) - 1, s.last - limits.events);
       if (upTo <= s.trimmed) continue;
       this.sql.exec("DELETE FROM replay_entries WHERE stream_id = ? AND seq <= ?", s.id, upTo);

@@ -129,7 +129,9 @@ export class StreamRelay extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     await this.run();
     const db = openDb(this.env);
-    await trimOutbox(db, this.cursor, Math.floor(Date.now() / 1000), replayLimits(this.env)).catch((e) => console.error(JSON.stringify({ error: "outbox trim failed", detail: String(e) })));
+    await trimOutbox(db, this.cursor, Math.floor(Date.now() / 1000), replayLimits(this.env)).catch((e) =>
+      console.error(JSON.stringify({ error: "outbox trim failed", detail: String(e) })),
+    );
     await armAlarm(this.ctx, Date.now() + HEARTBEAT_MS);
   }
 
@@ -172,7 +174,11 @@ export class StreamRelay extends DurableObject<Env> {
       }
       try {
         this.ctx.storage.kv.put("sending", ready[ready.length - 1].seq);
-        await sendToSink(this.env, ready.map((r) => r.event).filter((e): e is StampedEvent => e !== null), this.ring);
+        await sendToSink(
+          this.env,
+          ready.map((r) => r.event).filter((e): e is StampedEvent => e !== null),
+          this.ring,
+        );
         this.failures = 0;
       } catch (e) {
         this.failures++;

@@ -5,12 +5,7 @@ import { CLOSE, randomId } from "../events/hubs";
 import { frameText, joinMeta, REPLAY_TRIM_MS, replayLimits, type ReplayLimits } from "../events/replay";
 import { sameParams, shapeKey, shapeData, type ConnectionParams } from "../events/stream-params";
 import { openDb } from "../db";
-import {
-  deleteConnectionSubscriptions,
-  deleteSubscriptions,
-  insertSubscription,
-  pruneUserSubscriptions,
-} from "../stores/stream-subscriptions";
+import { deleteConnectionSubscriptions, deleteSubscriptions, insertSubscription, pruneUserSubscriptions } from "../stores/stream-subscriptions";
 import { ReplayBuffer } from "./replay-buffer";
 import { CatchUp } from "./replay-sockets";
 import { Connections, own, subscribed, type Connection, type Subscription, type SubscriptionTarget, type Target } from "./user-connections";
@@ -83,9 +78,9 @@ export class UserStreamHub extends DurableObject<Env> {
     if (!who || request.headers.get("Upgrade")?.toLowerCase() !== "websocket") return new Response(null, { status: 400 });
     // Sockets this token has open, less the one a resume takes over: at most userStreamSocketsPerToken.
     const replaced = who.resume ? connectionTag(who.resume.connectionId) : null;
-    const open = this.ctx.getWebSockets(tokenTag(who.tokenId)).filter(
-      (ws) => ws.readyState === WebSocket.OPEN && (replaced === null || !this.ctx.getTags(ws).includes(replaced)),
-    );
+    const open = this.ctx
+      .getWebSockets(tokenTag(who.tokenId))
+      .filter((ws) => ws.readyState === WebSocket.OPEN && (replaced === null || !this.ctx.getTags(ws).includes(replaced)));
     if (open.length >= MORE_LIMITS.userStreamSocketsPerToken) {
       const message = `Too Many Requests: this access token already has ${MORE_LIMITS.userStreamSocketsPerToken} open user stream sockets; close one first`;
       return Response.json({ meta: { code: 429, error_message: message } }, { status: 429 });
@@ -109,7 +104,8 @@ export class UserStreamHub extends DurableObject<Env> {
     this.ctx.acceptWebSocket(server, [connectionTag(conn.id), tokenTag(who.tokenId)]);
     server.serializeAttachment({ connectionId: conn.id, at: Date.now() } satisfies Attachment);
     server.send(JSON.stringify({ meta: { connection_id: conn.id, cursor: String(start.after), ...(start.gap ? { replay_gap: start.gap } : {}) } }));
-    if (who.resume?.since !== undefined && !start.gap) this.ctx.waitUntil(this.catchUp.start(server, start.after, (after, limit) => this.buffer.read(conn.streamId, after, limit)));
+    if (who.resume?.since !== undefined && !start.gap)
+      this.ctx.waitUntil(this.catchUp.start(server, start.after, (after, limit) => this.buffer.read(conn.streamId, after, limit)));
     await armAlarm(this.ctx, idleDeadline());
     if (!who.resume) {
       // Rows of connections this object no longer knows (e.g. ended while D1 was unreachable) go now.
@@ -212,7 +208,12 @@ export class UserStreamHub extends DurableObject<Env> {
       for (const group of byShape.values()) {
         const event = { ...e.event, data: shapeData(e.event.data, group[0].conn.params) };
         const withIds = group.map((t) => ({ conn: t.conn, extra: joinMeta(`"subscription_ids":${JSON.stringify(t.ids)}`, e.meta) }));
-        const cursors = this.buffer.append(this.buffer.store(event, now), now, withIds.map((t) => ({ id: t.conn.streamId, extra: t.extra })), e.seq);
+        const cursors = this.buffer.append(
+          this.buffer.store(event, now),
+          now,
+          withIds.map((t) => ({ id: t.conn.streamId, extra: t.extra })),
+          e.seq,
+        );
         frames += cursors.size;
         for (const t of withIds) {
           const cursor = cursors.get(t.conn.streamId);
@@ -256,7 +257,10 @@ export class UserStreamHub extends DurableObject<Env> {
       this.conns.delete(c.id);
       this.ctx.storage.sql.exec("INSERT OR REPLACE INTO ended (id, reason, at) VALUES (?, ?, ?)", c.id, reason, now);
     }
-    await deleteConnectionSubscriptions(this.db, conns.map((c) => c.id));
+    await deleteConnectionSubscriptions(
+      this.db,
+      conns.map((c) => c.id),
+    );
   }
 
   override async webSocketMessage(ws: WebSocket): Promise<void> {
@@ -295,7 +299,10 @@ export class UserStreamHub extends DurableObject<Env> {
       if (connected.has(c.streamId) && !this.socket(c.id)) this.buffer.setRetireAt(c.streamId, now + this.limits.seconds * 1000);
     }
     const expired = new Set(this.buffer.expired(now));
-    await this.end(conns.filter((c) => expired.has(c.streamId)), "expired");
+    await this.end(
+      conns.filter((c) => expired.has(c.streamId)),
+      "expired",
+    );
     this.buffer.trim(now, this.limits);
     this.ctx.storage.sql.exec("DELETE FROM ended WHERE at < ?", now - ENDED_KEPT_MS);
     const oldestEnded = this.ctx.storage.sql.exec<{ at: number | null }>("SELECT min(at) AS at FROM ended").one().at;

@@ -52,9 +52,7 @@ export async function runFileDelete(deps: FileDeleteDeps, job: FileDeleteJob): P
       })),
     );
     for (const t of targets) outcome[String(t.file.id)] = "deleted";
-    deleted = await deleteFiles(db, job.userId, targets, deps.clock(), [
-      setOperationDetail(db, job.opId, { files: outcome, step: "content_removal" }),
-    ]);
+    deleted = await deleteFiles(db, job.userId, targets, deps.clock(), [setOperationDetail(db, job.opId, { files: outcome, step: "content_removal" })]);
     // A file deleted concurrently by another request was not deleted by this batch.
     for (const t of targets) if (!deleted.ids.includes(t.file.id)) outcome[String(t.file.id)] = "not_found";
     rows = found.filter((r) => deleted.ids.includes(r.file.id));

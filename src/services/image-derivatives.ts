@@ -68,7 +68,10 @@ export function makeDerivedLater(c: Context<AppEnv>, fileId: number, onDone: (ro
 /** Makes and stores the missing reserved derived files of `row`; whether any was written. */
 async function makeDerived(c: Context<AppEnv>, row: FileRow): Promise<boolean> {
   const f = row.file;
-  const keys = keysToMake(f, row.derived.map((d) => d.key));
+  const keys = keysToMake(
+    f,
+    row.derived.map((d) => d.key),
+  );
   if (!keys.length || !f.storageKey) return false;
   const object = await c.var.files.get(f.storageKey);
   if (!object) return false;

@@ -111,7 +111,7 @@ export async function detect(content: Uint8Array | ContentSource): Promise<Detec
   const src = sourceOf(content);
   const bytes = src.head;
   const found = bytes.length ? await fileTypeFromBuffer(bytes) : undefined;
-  const format = found ? FORMAT_OF[found.mime] ?? null : null;
+  const format = found ? (FORMAT_OF[found.mime] ?? null) : null;
   if (format === "mp4") {
     const moov = await mp4Moov(src);
     const hasVideo = (moov && readMp4(moov)?.hasVideo) ?? found!.mime.startsWith("video/");
@@ -153,10 +153,7 @@ export interface TypeInput {
  * A table type (kind audio, video or image) must also be what the bytes are, because its
  * media information is read from them; other types given by the client are recorded as given.
  */
-export async function resolveType(
-  input: TypeInput,
-  content: Uint8Array | ContentSource,
-): Promise<{ kind: Kind; mimeType: string; detected: Detected }> {
+export async function resolveType(input: TypeInput, content: Uint8Array | ContentSource): Promise<{ kind: Kind; mimeType: string; detected: Detected }> {
   const src = sourceOf(content);
   const field = input.mimeField ?? "mime_type";
   const given = input.mimeType !== undefined ? normalizeMime(input.mimeType, field) : undefined;
@@ -186,7 +183,7 @@ export async function resolveType(
     base = detected.mime;
     kind = kindOfMime(base);
   }
-  const charset = isTextType(base) ? detectCharset(src.head, src.size) ?? given?.charset : undefined;
+  const charset = isTextType(base) ? (detectCharset(src.head, src.size) ?? given?.charset) : undefined;
   return { kind, mimeType: charset ? `${base}; charset=${charset}` : base, detected };
 }
 
@@ -205,7 +202,7 @@ export function detectCharset(bytes: Uint8Array, size = bytes.length): string | 
 
 /** Drops a UTF-8 sequence cut at the end of a sample, so a valid file is not misjudged. */
 function trimUtf8(b: Uint8Array): Uint8Array {
-  let end = b.length;
+  const end = b.length;
   for (let i = 1; i <= 3 && end - i >= 0; i++) {
     const byte = b[end - i];
     if ((byte & 0xc0) === 0xc0) return b.subarray(0, end - i); // lead byte of a cut sequence
@@ -213,4 +210,3 @@ function trimUtf8(b: Uint8Array): Uint8Array {
   }
   return b;
 }
-

@@ -119,9 +119,7 @@ export function discardProfileImage(c: Context<AppEnv>, url: string | null): voi
       cursor = page.truncated ? page.cursor : undefined;
     } while (cursor);
   };
-  c.executionCtx.waitUntil(
-    removeAll().catch((e) => console.error(JSON.stringify({ msg: "replaced profile image not removed", key, error: String(e) }))),
-  );
+  c.executionCtx.waitUntil(removeAll().catch((e) => console.error(JSON.stringify({ msg: "replaced profile image not removed", key, error: String(e) }))));
 }
 
 /**

@@ -1,5 +1,5 @@
 import { UPLOAD_STREAMING } from "../config";
-import { ApiError } from "../http/errors";
+import type { ApiError } from "../http/errors";
 
 /** Content written to R2 by an `R2ContentWriter`. */
 export interface StoredContent {

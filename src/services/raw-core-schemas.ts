@@ -71,7 +71,11 @@ function oembed(form: "oembed" | "metadata") {
       height: count.optional(),
       url: text.optional(),
       html: z.string().optional(),
-      sources: z.array(z.looseObject({ type: text, url: text }), { error: "must be a list of {type, url}" }).min(1).max(5, "holds at most 5 sources").optional(),
+      sources: z
+        .array(z.looseObject({ type: text, url: text }), { error: "must be a list of {type, url}" })
+        .min(1)
+        .max(5, "holds at most 5 sources")
+        .optional(),
       embeddable_url: z.string().optional(),
       title: z.string().optional(),
       author_name: z.string().optional(),
@@ -90,7 +94,10 @@ function oembed(form: "oembed" | "metadata") {
       format: z.string().optional(),
       release: count.optional(),
       license: z.enum(LICENSES, { error: `must be one of ${LICENSES.join(", ")}` }).optional(),
-      genre: z.string().refine((s) => new TextEncoder().encode(s).length <= 128, "is longer than 128 bytes").optional(),
+      genre: z
+        .string()
+        .refine((s) => new TextEncoder().encode(s).length <= 128, "is longer than 128 bytes")
+        .optional(),
       track_type: z.enum(TRACK_TYPES, { error: `must be one of ${TRACK_TYPES.join(", ")}` }).optional(),
     })
     .superRefine((o, ctx) => {
@@ -106,7 +113,8 @@ function oembed(form: "oembed" | "metadata") {
       if (o.type === "html5video") need("sources", "of an html5video");
       if (o.type === "audio" && form === "oembed") need("duration", "of an audio oEmbed");
       const thumb = ["thumbnail_url", "thumbnail_width", "thumbnail_height"].filter((k) => o[k] !== undefined);
-      if (thumb.length && thumb.length < 3) need(["thumbnail_url", "thumbnail_width", "thumbnail_height"].find((k) => o[k] === undefined)!, "with the other thumbnail fields");
+      if (thumb.length && thumb.length < 3)
+        need(["thumbnail_url", "thumbnail_width", "thumbnail_height"].find((k) => o[k] === undefined)!, "with the other thumbnail fields");
     });
 }
 

@@ -43,7 +43,12 @@ function valueAt(item: unknown, path: readonly PropertyKey[]): unknown {
 /** The first issue of a failed parse, as the error message names it. */
 function issueError(at: string, item: unknown, issue: z.core.$ZodIssue): ApiError {
   const missing = valueAt(item, issue.path) === undefined;
-  const message = missing && issue.code !== "custom" ? "is required" : issue.code === "invalid_type" ? `must be ${issue.expected === "object" ? "an object" : `a ${issue.expected}`}` : issue.message;
+  const message =
+    missing && issue.code !== "custom"
+      ? "is required"
+      : issue.code === "invalid_type"
+        ? `must be ${issue.expected === "object" ? "an object" : `a ${issue.expected}`}`
+        : issue.message;
   return bad(`${at}${pathText(issue.path)}`, message);
 }
 
@@ -52,7 +57,8 @@ function checkSent(raw: Raw, on: RawTarget, field: string): void {
   for (const [type, items] of Object.entries(raw)) {
     if (!type.startsWith(CORE_PREFIX)) continue;
     const core = CORE_TYPES[type];
-    if (!core) throw bad(`${field}.${type}`, `is not a core raw type; the ${CORE_PREFIX}* types are the server's (known: ${Object.keys(CORE_TYPES).join(", ")})`);
+    if (!core)
+      throw bad(`${field}.${type}`, `is not a core raw type; the ${CORE_PREFIX}* types are the server's (known: ${Object.keys(CORE_TYPES).join(", ")})`);
     if (core.on && !core.on.includes(on)) throw bad(`${field}.${type}`, `can only be attached to ${listed(core.on.map((t) => `${t}s`))}`);
     if (!core.madeBy || !Array.isArray(items)) continue;
     items.forEach((item, i) => {

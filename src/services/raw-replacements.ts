@@ -79,7 +79,14 @@ export function findReplacements(raw: unknown, field = "raw"): { files: FileRef[
           const format = v.format;
           if (typeof format !== "string" || !(FORMATS as readonly string[]).includes(format)) throw bad(`${at}.format`, `must be one of ${FORMATS.join(", ")}`);
           if (format === "oembed" && type !== OEMBED_TYPE) throw bad(`${at}.format`, `oembed is only allowed in ${OEMBED_TYPE} items`);
-          files.push({ field: at, type, index, id: idOf(v.file_id, `${at}.file_id`, "file"), token: tokenOf(v.file_token, `${at}.file_token`), format: format as Format });
+          files.push({
+            field: at,
+            type,
+            index,
+            id: idOf(v.file_id, `${at}.file_id`, "file"),
+            token: tokenOf(v.file_token, `${at}.file_token`),
+            format: format as Format,
+          });
         } else if (key === POLL_KEY) {
           const v = objectValue(value, at, "poll_id and poll_token");
           polls.push({ field: at, type, index, id: idOf(v.poll_id, `${at}.poll_id`, "poll"), token: tokenOf(v.poll_token, `${at}.poll_token`) });
@@ -153,7 +160,13 @@ export async function applyRawReplacements<T>(c: Context<AppEnv>, raw: T, field 
   for (const ref of pollRefs) {
     const poll = sources.polls.get(ref.id)!;
     const { [POLL_KEY]: _value, ...others } = out[ref.type][ref.index];
-    out[ref.type][ref.index] = { ...others, ...pollNotice(poll, sources.options.filter((o) => o.pollId === poll.id)) };
+    out[ref.type][ref.index] = {
+      ...others,
+      ...pollNotice(
+        poll,
+        sources.options.filter((o) => o.pollId === poll.id),
+      ),
+    };
   }
   return out as T;
 }

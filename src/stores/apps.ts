@@ -12,7 +12,10 @@ export async function createApp(db: Db, values: typeof apps.$inferInsert): Promi
   if (values.ownerId != null) {
     const [[row]] = await db.batch([
       stmts[0],
-      db.update(users).set({ clients: sql`${users.clients} + 1` }).where(eq(users.id, values.ownerId)),
+      db
+        .update(users)
+        .set({ clients: sql`${users.clients} + 1` })
+        .where(eq(users.id, values.ownerId)),
     ]);
     return row;
   }
@@ -52,11 +55,14 @@ export async function listAppsByOwner(db: Db, ownerId: number) {
  * token it issued stops working, in one batch.
  */
 export async function deleteApp(db: Db, app: AppRecord, at: number): Promise<void> {
-  const writes = [
-    db.update(apps).set({ deletedAt: at }).where(eq(apps.id, app.id)),
-    db.delete(tokens).where(eq(tokens.appId, app.id)),
-  ] as const;
+  const writes = [db.update(apps).set({ deletedAt: at }).where(eq(apps.id, app.id)), db.delete(tokens).where(eq(tokens.appId, app.id))] as const;
   if (app.ownerId != null) {
-    await db.batch([...writes, db.update(users).set({ clients: greatest(sql`${users.clients} - 1`, sql`0`) }).where(eq(users.id, app.ownerId))]);
+    await db.batch([
+      ...writes,
+      db
+        .update(users)
+        .set({ clients: greatest(sql`${users.clients} - 1`, sql`0`) })
+        .where(eq(users.id, app.ownerId)),
+    ]);
   } else await db.batch(writes);
 }

@@ -26,7 +26,14 @@ export type ChannelExploreSlug = (typeof CHANNEL_EXPLORE_STREAMS)[number]["slug"
  * channels; deactivated ones only with include_inactive=1), filtered by the general channel
  * parameters; the pagination id is the stream's key.
  */
-export async function exploreChannels(db: Db, slug: ChannelExploreSlug, viewerId: number | null, page: Page, f: ChannelFilters, want: ChannelExtras): Promise<ChannelRead> {
+export async function exploreChannels(
+  db: Db,
+  slug: ChannelExploreSlug,
+  viewerId: number | null,
+  page: Page,
+  f: ChannelFilters,
+  want: ChannelExtras,
+): Promise<ChannelRead> {
   const key = CHANNEL_EXPLORE_STREAMS.find((s) => s.slug === slug)!.key;
   const dir = sql.raw(page.newestFirst ? "DESC" : "ASC");
   const { read } = await readChannels(

@@ -111,7 +111,12 @@ export async function lookupChannels(db: Db, ids: number[], viewerId: number | n
 
 /** The channel `where` picks (on `c`), if the viewer may read it. */
 async function oneReadable(db: Db, where: SQL, viewerId: number | null, want: ChannelExtras): Promise<ChannelRead> {
-  const { read } = await readChannels(db, sql`SELECT ${channelColumnsSql(viewerId)} FROM ${channelFrom} WHERE ${where} AND ${canReadSql("c", viewerId)}`, viewerId, want);
+  const { read } = await readChannels(
+    db,
+    sql`SELECT ${channelColumnsSql(viewerId)} FROM ${channelFrom} WHERE ${where} AND ${canReadSql("c", viewerId)}`,
+    viewerId,
+    want,
+  );
   return read;
 }
 
@@ -267,7 +272,14 @@ const like = (expr: SQL, pattern: string) => sql`lower(coalesce(${expr}, '')) LI
  * recently active first (`ACTIVITY_KEY`); `id`: newest channel first, by id; `popularity`: most
  * messages first, one page.
  */
-export async function searchChannels(db: Db, s: ChannelSearch, viewerId: number | null, page: Page, f: ChannelFilters, want: ChannelExtras): Promise<ChannelRead> {
+export async function searchChannels(
+  db: Db,
+  s: ChannelSearch,
+  viewerId: number | null,
+  page: Page,
+  f: ChannelFilters,
+  want: ChannelExtras,
+): Promise<ChannelRead> {
   const conds: SQL[] = [canReadSql("c", viewerId), filterSql(f, viewerId)];
   if (s.q) {
     const p = likePattern(s.q);

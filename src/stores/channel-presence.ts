@@ -41,7 +41,14 @@ export async function getChannelPresence(db: Db, channelId: number, userId: numb
 }
 
 /** Sets a user's status in a channel (`null` = offline) until `expiresAt`, reading the status it replaces, in one batch. */
-export async function writeChannelPresence(db: Db, channelId: number, userId: number, status: string | null, now: number, expiresAt: number): Promise<PresenceWrite> {
+export async function writeChannelPresence(
+  db: Db,
+  channelId: number,
+  userId: number,
+  status: string | null,
+  now: number,
+  expiresAt: number,
+): Promise<PresenceWrite> {
   const lapse = status === null ? 0 : expiresAt;
   const values = { channelId, userId, presence: status ?? OFFLINE, lastSeenAt: now, expiresAt: lapse };
   const [before] = await db.batch([
@@ -52,7 +59,10 @@ export async function writeChannelPresence(db: Db, channelId: number, userId: nu
     db
       .insert(channelPresence)
       .values(values)
-      .onConflictDoUpdate({ target: [channelPresence.channelId, channelPresence.userId], set: { presence: values.presence, lastSeenAt: now, expiresAt: lapse } }),
+      .onConflictDoUpdate({
+        target: [channelPresence.channelId, channelPresence.userId],
+        set: { presence: values.presence, lastSeenAt: now, expiresAt: lapse },
+      }),
   ]);
   const old = before[0];
   const live = old && old.expiresAt > now;

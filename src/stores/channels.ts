@@ -3,20 +3,7 @@ import type { UserView } from "./users";
 import type { Db } from "../db";
 import { allRows } from "../db/batch";
 import { reservationsSql, seqsBefore, type Reservation } from "../events/outbox";
-import {
-  activityKeySql,
-  unreadFlagSql,
-  batchRows,
-  bool,
-  canReadSql,
-  json,
-  num,
-  PM_TYPE,
-  readUser,
-  userColumnsSql,
-  viewerParam,
-  type Row,
-} from "./channel-sql";
+import { activityKeySql, unreadFlagSql, batchRows, bool, canReadSql, json, num, PM_TYPE, readUser, userColumnsSql, viewerParam, type Row } from "./channel-sql";
 import { inList, int, joinedText, jsonItem, jsonObject, jsonValues, lastId } from "../db/dialect";
 import type { MarkerRecord } from "./markers";
 
@@ -92,8 +79,20 @@ export function channelColumnsSql(viewerId: number | SQL | null): SQL {
         EXISTS (SELECT 1 FROM channel_mutes ym WHERE ym.user_id = ${v} AND ym.channel_id = c.id) AS you_muted,
         (c.recent_message_id IS NOT NULL AND c.recent_message_id >
           coalesce((SELECT hm.position FROM markers hm WHERE hm.user_id = ${v} AND hm.name = 'channel:' || c.id), -1)) AS has_unread,
-        (SELECT ${jsonObject(sql`'name'`, sql`mk.name`, sql`'position'`, sql`mk.position`, sql`'last_read_id'`, sql`mk.last_read_id`,
-          sql`'percentage'`, sql`mk.percentage`, sql`'version'`, sql`mk.version`, sql`'updated_at'`, sql`mk.updated_at`)}
+        (SELECT ${jsonObject(
+          sql`'name'`,
+          sql`mk.name`,
+          sql`'position'`,
+          sql`mk.position`,
+          sql`'last_read_id'`,
+          sql`mk.last_read_id`,
+          sql`'percentage'`,
+          sql`mk.percentage`,
+          sql`'version'`,
+          sql`mk.version`,
+          sql`'updated_at'`,
+          sql`mk.updated_at`,
+        )}
           FROM markers mk WHERE mk.user_id = ${v} AND mk.name = 'channel:' || c.id) AS marker_json`;
   return sql`c.id, c.type, c.owner_id, c.app_id, c.pm_key, c.read_public, c.read_any_user, c.write_any_user,
     c.read_immutable, c.write_immutable, c.full_immutable, c.is_active, c.raw, c.created_at, c.messages,
@@ -122,7 +121,9 @@ function readMarkerJson(v: unknown): MarkerRecord | null {
 
 export function readChannel(r: Row): ChannelRecord {
   const acl: Record<AclLevel, number[]> = { full: [], write: [], read: [] };
-  for (const m of String(r.acl_members ?? "").split(",").filter(Boolean)) {
+  for (const m of String(r.acl_members ?? "")
+    .split(",")
+    .filter(Boolean)) {
     const [level, id] = m.split(":");
     acl[level as AclLevel]?.push(Number(id));
   }
@@ -230,7 +231,13 @@ const FLAG_COLUMNS: Record<keyof AclFlags, string> = {
 };
 
 /** Applies changes to a channel's ACL and raw in one batch; returns the channel as the viewer sees it. */
-export async function updateChannel(db: Db, id: number, changes: ChannelChanges, viewerId: number, events: Reservation[] = []): Promise<Reserved<ChannelRecord>> {
+export async function updateChannel(
+  db: Db,
+  id: number,
+  changes: ChannelChanges,
+  viewerId: number,
+  events: Reservation[] = [],
+): Promise<Reserved<ChannelRecord>> {
   const sets: SQL[] = [];
   for (const [k, v] of Object.entries(changes.flags) as [keyof AclFlags, boolean | undefined][]) {
     if (v !== undefined) sets.push(sql`${sql.raw(FLAG_COLUMNS[k])} = ${v ? 1 : 0}`);
@@ -242,7 +249,13 @@ export async function updateChannel(db: Db, id: number, changes: ChannelChanges,
     const ids = changes.acl[level];
     if (!ids) continue;
     stmts.push(sql`DELETE FROM channel_acl WHERE channel_id = ${id} AND level = ${level}`);
-    if (ids.length) stmts.push(aclInsertSql(id, ids.map((u): [AclLevel, number] => [level, u])));
+    if (ids.length)
+      stmts.push(
+        aclInsertSql(
+          id,
+          ids.map((u): [AclLevel, number] => [level, u]),
+        ),
+      );
   }
   stmts.push(...reservationsSql(events), channelByIdSql(id, viewerId));
   const rows = await batchRows(db, stmts);
@@ -320,7 +333,13 @@ export async function deactivateChannel(db: Db, channelId: number, ownerId: numb
  * Gives a channel to another user (guarded by the current owner): the new owner leaves the ACL
  * lists (the owner is implicit) and the old owner becomes a full-access member; one batch.
  */
-export async function changeOwner(db: Db, channelId: number, ownerId: number, newOwnerId: number, events: Reservation[] = []): Promise<Reserved<ChannelRecord>> {
+export async function changeOwner(
+  db: Db,
+  channelId: number,
+  ownerId: number,
+  newOwnerId: number,
+  events: Reservation[] = [],
+): Promise<Reserved<ChannelRecord>> {
   const owned = sql`EXISTS (SELECT 1 FROM channels o WHERE o.id = ${channelId} AND o.owner_id = ${ownerId})`;
   const rows = await batchRows(db, [
     sql`DELETE FROM channel_acl WHERE channel_id = ${channelId} AND user_id IN ${inList([ownerId, newOwnerId])} AND ${owned}`,
@@ -342,12 +361,7 @@ const readableChannel = (channelId: number, viewerId: number) =>
  * ACL (nothing is written for an unreadable channel: the result is undefined → 404).
  * `unsubscribed` tells whether a subscription ended.
  */
-export async function mute(
-  db: Db,
-  channelId: number,
-  userId: number,
-  at: number,
-): Promise<{ channel: ChannelRecord; unsubscribed: boolean } | undefined> {
+export async function mute(db: Db, channelId: number, userId: number, at: number): Promise<{ channel: ChannelRecord; unsubscribed: boolean } | undefined> {
   const rows = await batchRows(db, [
     sql`INSERT INTO channel_mutes (channel_id, user_id, created_at)
       SELECT ${channelId}, ${userId}, ${at} WHERE ${readableChannel(channelId, userId)}
@@ -375,11 +389,7 @@ export async function unmute(db: Db, channelId: number, userId: number): Promise
  * Resolves user references (integer ids or `@username`) in one query: the id of each found
  * reference, keyed by the reference as given; blocked flags tell whether the user blocks `viewerId`.
  */
-export async function resolveUserRefs(
-  db: Db,
-  refs: string[],
-  viewerId: number,
-): Promise<Map<string, { id: number; blocksViewer: boolean }>> {
+export async function resolveUserRefs(db: Db, refs: string[], viewerId: number): Promise<Map<string, { id: number; blocksViewer: boolean }>> {
   const out = new Map<string, { id: number; blocksViewer: boolean }>();
   if (!refs.length) return out;
   const ids = refs.filter((r) => /^\d+$/.test(r)).map(Number);

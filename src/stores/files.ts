@@ -84,7 +84,10 @@ function selectFileRows(db: Db, viewerId: number | null) {
     .innerJoin(apps, eq(apps.id, files.appId));
 }
 
-type SelectedRow = { file: FileRecord; user: unknown; app: AppRecord; derived: string | null } & Record<"attachedPosts" | "attachedPolls" | "attachedMessages", string | null>;
+type SelectedRow = { file: FileRecord; user: unknown; app: AppRecord; derived: string | null } & Record<
+  "attachedPosts" | "attachedPolls" | "attachedMessages",
+  string | null
+>;
 const idList = (joined: string | null) => (joined ? joined.split(",").sort((a, b) => Number(b) - Number(a)) : []);
 const toFileRow = (r: SelectedRow): FileRow => ({
   file: r.file,
@@ -129,8 +132,7 @@ export async function ownLiveFileIds(db: Db, userId: number, ids: number[], type
  * `col in (list)` with the list bound as one JSON parameter: D1 allows at most 100 bound
  * parameters per query, and id lists here go up to 200 and beyond.
  */
-const inJson = (col: SQLiteColumn | SQL, values: (string | number)[]) =>
-  sql`${col} in ${inList(values, typeof values[0] === "number" ? "int" : "text")}`;
+const inJson = (col: SQLiteColumn | SQL, values: (string | number)[]) => sql`${col} in ${inList(values, typeof values[0] === "number" ? "int" : "text")}`;
 
 /** Filters of the user's file stream (general file parameters). */
 export interface FileFilters {
@@ -191,8 +193,7 @@ function insertWhere(table: SQLiteTable, values: Record<string, unknown>, where:
 }
 
 /** The owner's storage plus `delta` stays within the quota. */
-const fitsQuota = (userId: number, delta: number, quota: number) =>
-  sql`(select storage_used from users where id = ${userId}) + ${delta} <= ${quota}`;
+const fitsQuota = (userId: number, delta: number, quota: number) => sql`(select storage_used from users where id = ${userId}) + ${delta} <= ${quota}`;
 
 /**
  * Creates a file (complete or placeholder) and adds its size to the owner's storage in one
@@ -351,7 +352,9 @@ export async function deleteFiles(
     )} where id = ${userId}`,
     sql`delete from derived_files where file_id in (select id from files where ${live})`,
     sql`update files set is_deleted = 1 where ${live} returning id`,
-    ...targets.filter((t) => t.placeholderOpId).map((t) => endOperation(db, t.placeholderOpId!, "dead", at, { file_id: String(t.file.id), reason: "deleted before upload" })),
+    ...targets
+      .filter((t) => t.placeholderOpId)
+      .map((t) => endOperation(db, t.placeholderOpId!, "dead", at, { file_id: String(t.file.id), reason: "deleted before upload" })),
     ...extra,
     // Outbox rows last (on Postgres they take the outbox lock, held to commit).
     ...events,

@@ -17,7 +17,10 @@ const { users } = schema;
 
 /** A user as `viewerId` sees them, batch-safe (aliased columns). */
 function userQuery(db: Db, id: number, viewerId: number | null) {
-  return db.select(aliasedFields(userViewColumns(viewerId), "u_")).from(users).where(eq(users.id, id));
+  return db
+    .select(aliasedFields(userViewColumns(viewerId), "u_"))
+    .from(users)
+    .where(eq(users.id, id));
 }
 
 type UserRows = Awaited<ReturnType<typeof userQuery>>;
@@ -161,7 +164,9 @@ export function unmute(db: Db, userId: number, mutedId: number, event?: GraphEve
  */
 export async function block(db: Db, userId: number, blockedId: number, at: number, event?: GraphEvent) {
   let unfollowed = { byUser: false, byBlocked: false };
-  const reservations = event ? [graphReservation("block", event, userId, blockedId, false, sql`${existsUser(blockedId)} and not ${hasBlock(userId, blockedId)}`, 0)] : [];
+  const reservations = event
+    ? [graphReservation("block", event, userId, blockedId, false, sql`${existsUser(blockedId)} and not ${hasBlock(userId, blockedId)}`, 0)]
+    : [];
   const head = [
     ...reservations.map((r) => r.capture),
     sql`insert into user_blocks (user_id, blocked_id, created_at) select ${userId}, ${blockedId}, ${at} where ${existsUser(blockedId)}

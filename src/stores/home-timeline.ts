@@ -62,14 +62,7 @@ export function repostsClearSql(reposts: SQL): SQL {
  * Rows read: about a page per source (and per merged author followed), plus what `visible`
  * filters out along the way.
  */
-export function homePage(
-  userId: unknown,
-  withMentions: boolean,
-  page: Page,
-  visible: SQL,
-  bounds: (col: SQL) => SQL,
-  limit: unknown,
-): SQL {
+export function homePage(userId: unknown, withMentions: boolean, page: Page, visible: SQL, bounds: (col: SQL) => SQL, limit: unknown): SQL {
   const n = limit;
   const dir = sql.raw(page.newestFirst ? "desc" : "asc");
   const walk = (from: SQL, col: string, where: SQL) =>

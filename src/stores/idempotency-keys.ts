@@ -21,14 +21,25 @@ export async function claimKey(db: Db, row: Pick<KeyRow, "scope" | "key" | "requ
   const [, inserted, found] = await mixedBatch(db, [
     db.delete(keys).where(and(eq(keys.scope, row.scope), lt(keys.createdAt, row.createdAt - windowSeconds))),
     db.insert(keys).values(row).onConflictDoNothing().returning({ key: keys.key }),
-    db.select().from(keys).where(and(eq(keys.scope, row.scope), eq(keys.key, row.key))),
+    db
+      .select()
+      .from(keys)
+      .where(and(eq(keys.scope, row.scope), eq(keys.key, row.key))),
   ]);
   return { claimed: inserted.length > 0, row: found[0] };
 }
 
 /** Stores the outcome of the request holding the key (a response to replay, or a failure to report). */
-export async function completeKey(db: Db, scope: string, key: string, outcome: Pick<KeyRow, "bodyHash" | "status" | "responseType" | "responseBody">): Promise<void> {
-  await db.update(keys).set(outcome).where(and(eq(keys.scope, scope), eq(keys.key, key)));
+export async function completeKey(
+  db: Db,
+  scope: string,
+  key: string,
+  outcome: Pick<KeyRow, "bodyHash" | "status" | "responseType" | "responseBody">,
+): Promise<void> {
+  await db
+    .update(keys)
+    .set(outcome)
+    .where(and(eq(keys.scope, scope), eq(keys.key, key)));
 }
 
 /** Frees a key whose request wrote nothing (a 4xx), so that a retry runs again. */

@@ -160,8 +160,7 @@ export function interactionPageQueries(userId: Viewer, actions: readonly Interac
 
 function pageStatements(userId: ViewerSlot, actions: readonly InteractionAction[], page: Page, bounds: SQL, presence: boolean): (SQL | BoundQuery)[] {
   const pg = groupsPageSql(userId, actions, page, bounds);
-  const objectsOf = (list: readonly InteractionAction[]) =>
-    sql`SELECT pg.object_id AS id FROM (${pg}) pg WHERE pg.action IN ${inList(list, "text")}`;
+  const objectsOf = (list: readonly InteractionAction[]) => sql`SELECT pg.object_id AS id FROM (${pg}) pg WHERE pg.action IN ${inList(list, "text")}`;
   const actors = groupActorsSql(pg, userId, presence);
   const wants = (list: readonly InteractionAction[]) => actions.some((a) => list.includes(a));
   const none = sql`SELECT 1 WHERE false`;
@@ -216,7 +215,14 @@ export const POST_INTERACTION_ACTIONS: readonly InteractionAction[] = ["bookmark
  * One page of the interactions with a post (the original, for a repost): its author's interaction
  * groups of that post, with their actors, in one round trip. `found` is false for no such post.
  */
-export async function readPostInteractions(db: Db, postId: number, actions: readonly InteractionAction[], page: Page, viewerId: number | null, presence = true) {
+export async function readPostInteractions(
+  db: Db,
+  postId: number,
+  actions: readonly InteractionAction[],
+  page: Page,
+  viewerId: number | null,
+  presence = true,
+) {
   const post = sql`coalesce((SELECT ip.repost_of FROM posts ip WHERE ip.id = ${postId}), ${postId})`;
   const dir = sql.raw(page.newestFirst ? "DESC" : "ASC");
   const pg = sql`SELECT g.id, g.action, g.object_id, g.latest_event_id, g.latest_at FROM interaction_groups g

@@ -110,15 +110,12 @@ export type SetMarkersResult = { ok: true; markers: MarkerRecord[]; seqs: Map<st
  * in order, and returned once).
  */
 export async function setMarkers(db: Db, userId: number, inputs: MarkerInput[], reset: boolean, at: number, event?: OutboxRef): Promise<SetMarkersResult> {
-  const writes = inputs.map((m) => {
+  const writes = inputs.flatMap((m) => {
     const channelId = markerChannelId(m.name);
-    const owner =
-      channelId == null
-        ? userId
-        : sql`(SELECT ${int(userId)} FROM channels c WHERE c.id = ${channelId} AND ${canReadSql("c", userId)})`;
+    const owner = channelId == null ? userId : sql`(SELECT ${int(userId)} FROM channels c WHERE c.id = ${channelId} AND ${canReadSql("c", userId)})`;
     const write = markerWriteSql({ userId: owner, name: m.name, position: m.position, percentage: m.percentage, reset, version: newVersion(), at });
     return channelId == null ? [write] : [write, refreshUnreadSql(userId, channelId)];
-  }).flat();
+  });
   const names = [...new Set(inputs.map((m) => m.name))];
   try {
     // One `marker` event per name, the outbox rows last (on Postgres they take the outbox lock, held to commit).

@@ -6,8 +6,15 @@ export type Facet = "mention" | "leading_mention" | "tag" | "url" | "url_domain"
 
 /** Domain form used for `url_domain` facets and filters: lowercase host without scheme, port or `www.`. */
 export function normalizeDomain(input: string): string {
-  let h = input.trim().toLowerCase().replace(/^[a-z][a-z0-9+.-]*:\/\//, "");
-  h = h.split(/[/?#]/)[0].replace(/^[^@]*@/, "").replace(/:\d*$/, "").replace(/\.$/, "");
+  let h = input
+    .trim()
+    .toLowerCase()
+    .replace(/^[a-z][a-z0-9+.-]*:\/\//, "");
+  h = h
+    .split(/[/?#]/)[0]
+    .replace(/^[^@]*@/, "")
+    .replace(/:\d*$/, "")
+    .replace(/\.$/, "");
   return h.replace(/^www\./, "");
 }
 
@@ -42,7 +49,7 @@ export function messageFacets(text: TextResult, raw: unknown): [Facet, string][]
 const POLL_TYPES = new Set(["io.example.core.poll-notice", "io.example.core.poll"]);
 const FILE_KEY = "+io.example.core.file";
 const POLL_KEY = "+io.example.core.poll";
-const idOf = (v: unknown) => (typeof v === "number" || typeof v === "string") && /^\d{1,18}$/.test(String(v)) ? Number(v) : null;
+const idOf = (v: unknown) => ((typeof v === "number" || typeof v === "string") && /^\d{1,18}$/.test(String(v)) ? Number(v) : null);
 
 /**
  * What raw attaches: the poll of an `io.example.core.poll-notice` (or `io.example.core.poll`) item (`poll_id`, or its

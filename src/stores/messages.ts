@@ -136,7 +136,6 @@ export async function pmParent(db: Db, pmKey: string, replyTo: number): Promise<
 /** The id of the message inserted by this batch (AUTOINCREMENT: the largest); for writes batched with a create. */
 export const NEW_MESSAGE_ID = lastId("messages");
 
-
 export interface NewMessage {
   /** An existing channel, or the private-message channel of a participant set (created when missing). */
   target: { channelId: number } | { pm: { key: string; ownerId: number; destinations: number[] } };
@@ -247,9 +246,7 @@ export async function createMessage(db: Db, m: NewMessage): Promise<CreatedMessa
   stmts.push(sql`SELECT ${messageColumnsSql(m.userId)} FROM messages m ${messageJoins} WHERE m.id = ${NEW}`);
   if (pm || m.autoSubscribe.length) {
     stmts.push(channelByIdSql(chan, m.userId));
-    stmts.push(
-      sql`SELECT ${userColumnsSql(null)} FROM users WHERE users.id IN ${inList(m.autoSubscribe)}`,
-    );
+    stmts.push(sql`SELECT ${userColumnsSql(null)} FROM users WHERE users.id IN ${inList(m.autoSubscribe)}`);
   }
   const rows = await batchRows(db, stmts);
   const subscribed = new Set((m.autoSubscribe.length ? rows[subIndex] : []).map((r) => Number(r.user_id)));
@@ -313,7 +310,12 @@ export async function channelMessages(
     // The viewer's `channel:{id}` marker, for `meta.marker` (decisions §6), in the same round trip.
     ...(opts.markerRead ? [opts.markerRead] : []),
   ]);
-  const deletedIds = deletions.length ? rows.shift()!.map((r) => String(r.id)).sort((a, b) => Number(b) - Number(a)) : [];
+  const deletedIds = deletions.length
+    ? rows
+        .shift()!
+        .map((r) => String(r.id))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
   return { channel: rows[0][0] ? readChannel(rows[0][0]) : undefined, messages: rows[1].map(readMessage), markerRows: rows[2], deletedIds };
 }
 
@@ -357,7 +359,12 @@ export async function getMessage(db: Db, channelId: number, messageId: number, v
  * search index by trigger and its facets go), fixing the channel's counters and the parent's
  * reply count, in one batch. Counters move only if the message was still live when the batch ran.
  */
-export async function deleteMessage(db: Db, msg: MessageRecord, viewerId: number, event?: { ref: OutboxRef; at: number }): Promise<{ message: MessageRecord; seq?: number }> {
+export async function deleteMessage(
+  db: Db,
+  msg: MessageRecord,
+  viewerId: number,
+  event?: { ref: OutboxRef; at: number },
+): Promise<{ message: MessageRecord; seq?: number }> {
   const live = sql`EXISTS (SELECT 1 FROM messages WHERE id = ${msg.id} AND is_deleted = 0)`;
   const stmts: SQL[] = [
     sql`UPDATE channels SET messages = ${greatest(sql`messages - 1`, sql`0`)},
@@ -379,7 +386,7 @@ export async function deleteMessage(db: Db, msg: MessageRecord, viewerId: number
   }
   stmts.push(sql`SELECT ${messageColumnsSql(viewerId)} FROM messages m ${messageJoins} WHERE m.id = ${msg.id}`);
   const rows = await batchRows(db, stmts);
-  return { message: readMessage(rows[rows.length - 1][0]), seq: event ? num(rows[rows.length - 2][0]?.id) ?? undefined : undefined };
+  return { message: readMessage(rows[rows.length - 1][0]), seq: event ? (num(rows[rows.length - 2][0]?.id) ?? undefined) : undefined };
 }
 
 export const REPORT_REASONS = ["account_type", "nsfw", "soliciting", "user_abuse"] as const;

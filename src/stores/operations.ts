@@ -24,8 +24,20 @@ export async function fileCreateOpId(fileToken: string): Promise<string> {
 
 export const newOperation = (
   db: Db,
-  op: { id: string; type: OperationRecord["type"]; status?: OperationStatus; userId: number | null; detail?: unknown; createdAt: number; endedAt?: number | null },
-) => db.insert(operations).values({ status: "running", ...op }).returning();
+  op: {
+    id: string;
+    type: OperationRecord["type"];
+    status?: OperationStatus;
+    userId: number | null;
+    detail?: unknown;
+    createdAt: number;
+    endedAt?: number | null;
+  },
+) =>
+  db
+    .insert(operations)
+    .values({ status: "running", ...op })
+    .returning();
 
 export async function getOperation(db: Db, id: string): Promise<OperationRecord | undefined> {
   return db.select().from(operations).where(eq(operations.id, id)).then(first);

@@ -53,7 +53,11 @@ export function searchPolls(db: Db, s: PollSearch, page: Page, viewerId: number 
     listFilterSql(s.list, now),
     s.createdAfter !== undefined ? sql`${polls.createdAt} > ${s.createdAfter}` : undefined,
     s.createdBefore !== undefined ? sql`${polls.createdAt} < ${s.createdBefore}` : undefined,
-    s.creator ? ("id" in s.creator ? eq(polls.userId, s.creator.id) : sql`${polls.userId} = (SELECT id FROM users WHERE username = ${s.creator.username})`) : undefined,
+    s.creator
+      ? "id" in s.creator
+        ? eq(polls.userId, s.creator.id)
+        : sql`${polls.userId} = (SELECT id FROM users WHERE username = ${s.creator.username})`
+      : undefined,
     s.fileId !== undefined ? facet("file", sql`(${String(s.fileId)})`) : undefined,
     s.rawTypes.length ? facet("raw_type", inList(s.rawTypes, "text")) : undefined,
     flag(polls.isAnonymous, s.isAnonymous),

@@ -216,7 +216,8 @@ const flagKey = (f: PostFilters) => [f.deleted, f.replies, f.mentionPosts, f.dir
 
 /** A list's page compiled once per shape and bound to this request's values (see `boundShape`). */
 export function listPageQuery(stream: Stream, page: Page, viewerId: number | null, f: PostFilters): BoundQuery {
-  const variant = stream.kind === "personal" ? stream.withMentions : stream.kind === "bookmarks" ? stream.withNotes : stream.kind === "explore" ? stream.slug : "";
+  const variant =
+    stream.kind === "personal" ? stream.withMentions : stream.kind === "bookmarks" ? stream.withNotes : stream.kind === "explore" ? stream.slug : "";
   const bound = (v: unknown, i: boolean | undefined) => (v === undefined ? "-" : i ? "=" : "<");
   const key = `list:${stream.kind}:${variant}:${viewerId == null ? "anon" : "viewer"}:${flagKey(f)}:${page.newestFirst}:${bound(page.sinceId, page.sinceInclusive)}${bound(page.beforeId, page.beforeInclusive)}`;
   const values = listArgs(stream, page, viewerId);

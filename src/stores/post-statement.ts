@@ -118,8 +118,7 @@ export function boundPostsQuery(viewer: ViewerSlot | null, pageIds: SQL | BoundQ
     text = shape.shifted.get(n) ?? shiftParams(shape.text, n);
     shape.shifted.set(n, text);
   }
-  const params =
-    viewer == null ? shape.params : fillPlaceholders(shape.params, byId ? { viewer } : { hash: viewer.tokenHash });
+  const params = viewer == null ? shape.params : fillPlaceholders(shape.params, byId ? { viewer } : { hash: viewer.tokenHash });
   return new BoundQuery({ sql: `with page as (${page.sql})${text}`, params: [...page.params, ...params] });
 }
 

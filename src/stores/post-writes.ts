@@ -114,11 +114,15 @@ export async function createPost(db: Db, p: NewPost): Promise<CreateResult> {
         ${p.raw === undefined ? null : JSON.stringify(p.raw)}, ${p.at}, ${p.at}, ${newcomer(p.userId)}`,
   ];
   if (!p.replyTo || p.sentinel) {
-    const fixId = p.sentinel ? sql`, html = replace(html, ${p.sentinel}, CAST(id AS TEXT)), entities = replace(entities, ${p.sentinel}, CAST(id AS TEXT))` : sql``;
+    const fixId = p.sentinel
+      ? sql`, html = replace(html, ${p.sentinel}, CAST(id AS TEXT)), entities = replace(entities, ${p.sentinel}, CAST(id AS TEXT))`
+      : sql``;
     writes.push(sql`update posts set thread_id = case when thread_id = 0 then id else thread_id end ${fixId} where id = ${id}`);
   }
   if (p.text.entities.mentions.length) {
-    writes.push(sql`insert into post_mentions (post_id, user_id) select ${id}, j.value from ${jsonRows(mentionIds(p.text), "j")} where true on conflict do nothing`);
+    writes.push(
+      sql`insert into post_mentions (post_id, user_id) select ${id}, j.value from ${jsonRows(mentionIds(p.text), "j")} where true on conflict do nothing`,
+    );
   }
   const facets = facetsInsert(id, postFacets(p.text, p.raw), rawAttachments(p.raw).fileIds, p.sentinel);
   if (facets) writes.push(facets);
@@ -236,7 +240,9 @@ export async function deletePost(
     sql`delete from posts where repost_of = ${post.id}`,
   );
   // The event is reserved only when this batch deletes the post (it was still live here).
-  const reservation = event ? reserveCaptured("post", event.at, sql`case when ${stillLive} then ${refText({ ...event.ref, isDeleted: true }, { id: int(post.id) })} end`) : null;
+  const reservation = event
+    ? reserveCaptured("post", event.at, sql`case when ${stillLive} then ${refText({ ...event.ref, isDeleted: true }, { id: int(post.id) })} end`)
+    : null;
   if (reservation) writes.push(reservation.capture);
   writes.push(
     sql`update posts set is_deleted = 1, reposts = 0 where id = ${post.id}`,
@@ -253,9 +259,7 @@ export async function deletePost(
   return set.page[0] ? { set, view: set.page[0], seq } : undefined;
 }
 
-export type RepostResult =
-  | { ok: true; repost: PostView; original: PostView; set: PostSet; seq?: number }
-  | { ok: false; reason: "already" | "deleted" };
+export type RepostResult = { ok: true; repost: PostView; original: PostView; set: PostSet; seq?: number } | { ok: false; reason: "already" | "deleted" };
 
 /**
  * Reposts `target` (an original post) as `userId`: a post of its own, in its own thread. `isNsfw`
@@ -306,10 +310,13 @@ export async function deleteRepost(db: Db, postId: number, userId: number, event
     "post",
     event?.at ?? 0,
     event
-      ? sql`(select ${refText({ ...event.ref, isDeleted: true }, {
-          id: sql`sr.id`,
-          repost: sql`'{"repostOf":' || CAST(sr.repost_of AS TEXT) || ',"appId":' || CAST(sr.app_id AS TEXT) || ',"isNsfw":' || CAST(sr.is_nsfw AS TEXT) || ',"createdAt":' || CAST(sr.created_at AS TEXT) || '}'`,
-        })} from posts sr where sr.repost_of = ${target} and sr.user_id = ${userId})`
+      ? sql`(select ${refText(
+          { ...event.ref, isDeleted: true },
+          {
+            id: sql`sr.id`,
+            repost: sql`'{"repostOf":' || CAST(sr.repost_of AS TEXT) || ',"appId":' || CAST(sr.app_id AS TEXT) || ',"isNsfw":' || CAST(sr.is_nsfw AS TEXT) || ',"createdAt":' || CAST(sr.created_at AS TEXT) || '}'`,
+          },
+        )} from posts sr where sr.repost_of = ${target} and sr.user_id = ${userId})`
       : sql`NULL`,
   );
   const [before, , , , , capture, , insert, after] = await mixedBatch(db, [
@@ -400,4 +407,3 @@ export async function reportPost(db: Db, r: { postId: number; reporterId: number
   const set = toPostSet(rows);
   return set.page[0] ? { view: set.page[0], set } : undefined;
 }
-

@@ -158,7 +158,13 @@ export function postReads(db: Db, viewerId: number | null, pageIds: SQL | BoundQ
 }
 
 /** One read of posts in one round trip (with the bookmarking and reposting users when asked). */
-export async function readPosts(db: Db, viewerId: number | null, pageIds: SQL, opts: PostReadOptions & { paged?: boolean } = {}, order?: (a: PostView, b: PostView) => number) {
+export async function readPosts(
+  db: Db,
+  viewerId: number | null,
+  pageIds: SQL,
+  opts: PostReadOptions & { paged?: boolean } = {},
+  order?: (a: PostView, b: PostView) => number,
+) {
   const reads = postReads(db, viewerId, pageIds, opts);
   return reads.decode(await mixedBatch(db, reads.items), order);
 }

@@ -18,7 +18,11 @@ const userRef = (e: UserEvent, userId: number) => ({ origin: e.origin, route: { 
 const { users } = schema;
 
 /** A user as they see themselves, batch-safe (aliased columns). */
-const selfQuery = (db: Db, id: number) => db.select(aliasedFields(userViewColumns(id), "u_")).from(users).where(eq(users.id, id));
+const selfQuery = (db: Db, id: number) =>
+  db
+    .select(aliasedFields(userViewColumns(id), "u_"))
+    .from(users)
+    .where(eq(users.id, id));
 type SelfRows = Awaited<ReturnType<typeof selfQuery>>;
 const asUser = (rows: SelfRows) => rows[0] as unknown as UserView | undefined;
 
@@ -71,7 +75,11 @@ export async function setImage(
   // An event when an image is set, or one is removed (not when removing the default).
   const ref = JSON.stringify(userRef(event ?? { origin: "", at: 0 }, userId));
   const changes = image ? sql`1 = 1` : sql`${sql.raw(url)} is not null`;
-  const reservation = reserveCaptured("user", event?.at ?? 0, event ? sql`(select case when ${changes} then ${ref} end from users cu where cu.id = ${userId})` : sql`NULL`);
+  const reservation = reserveCaptured(
+    "user",
+    event?.at ?? 0,
+    event ? sql`(select case when ${changes} then ${ref} end from users cu where cu.id = ${userId})` : sql`NULL`,
+  );
   const [before, capture, , insert, after] = await mixedBatch(db, [
     sql`SELECT ${sql.raw(url)} AS url FROM users WHERE id = ${userId}`,
     reservation.capture,

@@ -52,11 +52,14 @@ export async function findTokenWith(db: Db, tokenHash: string, alongside: Statem
   }
   const row = result.results[0];
   if (!row) return [undefined, rest];
-  return [{
-    token: pick(row, read.token) as unknown as TokenRecord,
-    app: pick(row, read.app) as unknown as AppRecord,
-    user: row.u_id == null ? null : (pick(row, read.user) as unknown as UserRecord & UserExtras),
-  }, rest];
+  return [
+    {
+      token: pick(row, read.token) as unknown as TokenRecord,
+      app: pick(row, read.app) as unknown as AppRecord,
+      user: row.u_id == null ? null : (pick(row, read.user) as unknown as UserRecord & UserExtras),
+    },
+    rest,
+  ];
 }
 
 const combined = new Map<string, string>();
@@ -78,7 +81,10 @@ export async function insertToken(
   /** A user token's `token` event (its data does not depend on the insert), written in the same batch. */
   event?: StampedEvent,
 ): Promise<TokenRecord & { seq?: number }> {
-  const insert = db.insert(tokens).values({ ...t, scopes: t.scopes.join(" ") }).returning();
+  const insert = db
+    .insert(tokens)
+    .values({ ...t, scopes: t.scopes.join(" ") })
+    .returning();
   if (t.userId == null) return (await insert)[0];
   const [[row], , reserved] = await mixedBatch(db, [
     insert,
@@ -132,7 +138,10 @@ export function claimActivity(tokenId: number, lastSeenDay: string | null, day: 
 export async function touchActivity(db: Db, tokenId: number, userId: number, day: string): Promise<void> {
   try {
     await db.batch([
-      db.update(tokens).set({ lastSeenDay: day }).where(and(eq(tokens.id, tokenId))),
+      db
+        .update(tokens)
+        .set({ lastSeenDay: day })
+        .where(and(eq(tokens.id, tokenId))),
       db.insert(userActivity).values({ day, userId }).onConflictDoNothing(),
     ]);
   } catch (e) {
@@ -143,10 +152,13 @@ export async function touchActivity(db: Db, tokenId: number, userId: number, day
 
 export const scopeList = (t: TokenRecord) => t.scopes.split(" ").filter(Boolean);
 
-
 /** Ids of the users who authorized an app (index authorizations_app), oldest authorization first. */
 export async function appUserIds(db: Db, appId: number): Promise<number[]> {
-  const rows = await db.select({ userId: authorizations.userId }).from(authorizations).where(eq(authorizations.appId, appId)).orderBy(authorizations.createdAt, authorizations.userId);
+  const rows = await db
+    .select({ userId: authorizations.userId })
+    .from(authorizations)
+    .where(eq(authorizations.appId, appId))
+    .orderBy(authorizations.createdAt, authorizations.userId);
   return rows.map((r) => r.userId);
 }
 

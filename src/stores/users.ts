@@ -37,7 +37,9 @@ const userCol = (as: string, col: string) => sql.raw(`"${as}"."${col}"`);
 export function userExtraColumns(as = "users") {
   return {
     badgeName: sql<string | null>`(select bn.name from badges bn where bn.id = ${userCol(as, "badge_id")})`,
-    presence: sql<string | null>`(select pr.presence from presence pr where pr.user_id = ${userCol(as, "id")} and pr.expires_at > ${epochNow} and ${userCol(as, "is_disabled")} = 0)`,
+    presence: sql<
+      string | null
+    >`(select pr.presence from presence pr where pr.user_id = ${userCol(as, "id")} and pr.expires_at > ${epochNow} and ${userCol(as, "is_disabled")} = 0)`,
   };
 }
 
@@ -67,7 +69,11 @@ export type ViewerSlot = Viewer | Placeholder;
 
 /** The viewer's user id in SQL (a token's viewer: a subquery on the unique token hash). */
 export const viewerSql = (v: ViewerSlot | SQL): SQL =>
-  v instanceof SQL ? v : typeof v === "number" || v instanceof Placeholder ? sql`${v}` : sql`(SELECT vt.user_id FROM tokens vt WHERE vt.token_hash = ${v.tokenHash})`;
+  v instanceof SQL
+    ? v
+    : typeof v === "number" || v instanceof Placeholder
+      ? sql`${v}`
+      : sql`(SELECT vt.user_id FROM tokens vt WHERE vt.token_hash = ${v.tokenHash})`;
 
 /** Columns for a user plus badge, presence and the viewer's relationship flags, for embedding in any select. */
 export function userViewColumns(viewer: ViewerSlot | SQL | null) {
@@ -82,10 +88,7 @@ export function userViewColumns(viewer: ViewerSlot | SQL | null) {
  */
 export function embeddedUserColumns(viewer: SQL | null, as = "users", presence = true) {
   const { passwordHash: _hash, email: _email, ...table } = getTableColumns(users);
-  const columns =
-    as === "users"
-      ? table
-      : Object.fromEntries(Object.entries(table).map(([key, col]) => [key, userCol(as, col.name).mapWith(col)]));
+  const columns = as === "users" ? table : Object.fromEntries(Object.entries(table).map(([key, col]) => [key, userCol(as, col.name).mapWith(col)]));
   const zero = sql<number>`0`.mapWith(Boolean);
   const flags = viewer ? relationFlags(viewer, as) : { followsYou: zero, youFollow: zero, youMuted: zero, youBlocked: zero, blocksYou: zero };
   const extras = userExtraColumns(as);
@@ -93,7 +96,10 @@ export function embeddedUserColumns(viewer: SQL | null, as = "users", presence =
 }
 
 export function usersByIdsQuery(db: Db, ids: number[], viewerId: number | null) {
-  return db.select(userViewColumns(viewerId)).from(users).where(sql`${users.id} in ${inList(ids)}`);
+  return db
+    .select(userViewColumns(viewerId))
+    .from(users)
+    .where(sql`${users.id} in ${inList(ids)}`);
 }
 
 export async function getUser(db: Db, id: number, viewerId: number | null): Promise<UserView | undefined> {
@@ -112,7 +118,12 @@ export async function usersByUsernames(db: Db, names: string[]): Promise<Map<str
   const rows = await db
     .select({ id: users.id, username: users.username })
     .from(users)
-    .where(sql`${users.username} in ${inList(names.map((n) => n.toLowerCase()), "text")}`);
+    .where(
+      sql`${users.username} in ${inList(
+        names.map((n) => n.toLowerCase()),
+        "text",
+      )}`,
+    );
   for (const r of rows) map.set(r.username, { id: String(r.id), username: r.username });
   return map;
 }

@@ -13,10 +13,7 @@ const TLDS: ReadonlySet<string> = new Set(tlds.map((t) => t.toLowerCase()));
 let httpTail: RegExp | undefined;
 const httpSchema: FullRule = {
   validate(text: string, pos: number, self: LinkifyIt): number {
-    const re = (httpTail ??= new RegExp(
-      "\\/\\/" + self.re.src_auth + self.re.src_host_port_strict + self.re.src_path,
-      "iy",
-    ));
+    const re = (httpTail ??= new RegExp("\\/\\/" + self.re.src_auth + self.re.src_host_port_strict + self.re.src_path, "iy"));
     re.lastIndex = pos;
     return re.test(text) ? re.lastIndex - pos : 0;
   },

@@ -6,16 +6,43 @@
 import { LIMITS } from "../config";
 import { findBareLinks, markdownTarget } from "./links";
 
-export interface LinkEntity { pos: number; len: number; text: string; url: string; title?: string; amended_len?: number }
-export interface MentionEntity { pos: number; len: number; text: string; id: string; is_leading?: true; is_copy?: true }
-export interface TagEntity { pos: number; len: number; text: string }
-export interface Entities { links: LinkEntity[]; mentions: MentionEntity[]; tags: TagEntity[] }
-export interface TextResult { text: string; html: string; entities: Entities; length: number /* code points counted toward the limit */ }
+export interface LinkEntity {
+  pos: number;
+  len: number;
+  text: string;
+  url: string;
+  title?: string;
+  amended_len?: number;
+}
+export interface MentionEntity {
+  pos: number;
+  len: number;
+  text: string;
+  id: string;
+  is_leading?: true;
+  is_copy?: true;
+}
+export interface TagEntity {
+  pos: number;
+  len: number;
+  text: string;
+}
+export interface Entities {
+  links: LinkEntity[];
+  mentions: MentionEntity[];
+  tags: TagEntity[];
+}
+export interface TextResult {
+  text: string;
+  html: string;
+  entities: Entities;
+  length: number /* code points counted toward the limit */;
+}
 export interface TextOptions {
-  parseLinks?: boolean;          // default true  (client flag entities.parse_links=0 turns off bare links)
-  parseMarkdownLinks?: boolean;  // default true  (entities.parse_markdown_links=0)
-  schemaBase: string;            // e.g. "https://schema.example.io"
-  itemType: "Post" | "Message" | "User" | "Client" | "Poll";   // the itemtype suffix in the html wrapper
+  parseLinks?: boolean; // default true  (client flag entities.parse_links=0 turns off bare links)
+  parseMarkdownLinks?: boolean; // default true  (entities.parse_markdown_links=0)
+  schemaBase: string; // e.g. "https://schema.example.io"
+  itemType: "Post" | "Message" | "User" | "Client" | "Poll"; // the itemtype suffix in the html wrapper
   users: ReadonlyMap<string, { id: string; username: string }>; // keyed by lowercase username: only these become mentions
 }
 
@@ -371,9 +398,7 @@ const HREF = /<a href="([^"]*)"/g;
 export function withObjectId(result: TextResult, id: string): TextResult {
   if (!result.entities.links.some((l) => l.url.includes(OBJECT_ID))) return result;
   const value = encodeURIComponent(id);
-  const links = result.entities.links.map((l) =>
-    l.url.includes(OBJECT_ID) ? { ...l, url: l.url.replaceAll(OBJECT_ID, value) } : l,
-  );
+  const links = result.entities.links.map((l) => (l.url.includes(OBJECT_ID) ? { ...l, url: l.url.replaceAll(OBJECT_ID, value) } : l));
   const attrValue = escapeAttr(value);
   const html = result.html.replace(HREF, (tag: string, href: string) =>
     href.includes(OBJECT_ID) ? `<a href="${href.replaceAll(OBJECT_ID, attrValue)}"` : tag,

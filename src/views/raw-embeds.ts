@@ -42,7 +42,14 @@ export function fileMetadataEmbed(e: EmbeddableFile, origin: string) {
     derived_files: Object.fromEntries(
       e.derived.map((d) => [
         d.key,
-        { ...urlFields(e.urls?.derived[d.key], origin), ...(d.mimeType ? { mime_type: d.mimeType } : {}), name: d.name, sha256: d.sha256, size: d.size, ...(d.imageInfo ? { image_info: d.imageInfo } : {}) },
+        {
+          ...urlFields(e.urls?.derived[d.key], origin),
+          ...(d.mimeType ? { mime_type: d.mimeType } : {}),
+          name: d.name,
+          sha256: d.sha256,
+          size: d.size,
+          ...(d.imageInfo ? { image_info: d.imageInfo } : {}),
+        },
       ]),
     ),
   };
@@ -65,7 +72,11 @@ function thumbnail(e: EmbeddableFile, origin: string) {
   return {};
 }
 
-const timing = (i: AudioInfo) => ({ duration: i.duration, ...(i.duration_string ? { duration_string: i.duration_string } : {}), ...(i.bitrate != null ? { bitrate: i.bitrate } : {}) });
+const timing = (i: AudioInfo) => ({
+  duration: i.duration,
+  ...(i.duration_string ? { duration_string: i.duration_string } : {}),
+  ...(i.bitrate != null ? { bitrate: i.bitrate } : {}),
+});
 
 /**
  * The `oembed` format (the reference's `photo`, `video` or `audio` oEmbed of an image, video or

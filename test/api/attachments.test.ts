@@ -34,7 +34,8 @@ const fileValue = (f: { id: string; file_token: string }, format = "oembed", ext
   ...extra,
 });
 
-const createPost = (token: string, raw: unknown) => call("POST", "/posts?include_post_raw=1", { token, json: { text: `look at this ${++posted}`, raw }, now: tick() });
+const createPost = (token: string, raw: unknown) =>
+  call("POST", "/posts?include_post_raw=1", { token, json: { text: `look at this ${++posted}`, raw }, now: tick() });
 
 async function postCount(user: Actor) {
   return (await must(call("GET", `/users/${user.user.id}/posts?count=200&include_deleted=1`, { token: user.token }))).data.length;
@@ -119,18 +120,30 @@ describe("+io.example.core.file on posts", () => {
   it("the url and metadata formats work in any raw type; the values of one write are read in one round trip", async () => {
     const f = await upload(alice.token, fx.png300x250, { is_public: "1" });
     const g = await upload(alice.token, fx.gif);
-    const created = await must(
-      createPost(alice.token, { "com.example.gallery": [fileValue(f, "url", { caption: "hi" }), fileValue(g, "metadata")] }),
-      201,
-    );
+    const created = await must(createPost(alice.token, { "com.example.gallery": [fileValue(f, "url", { caption: "hi" }), fileValue(g, "metadata")] }), 201);
     const [asUrl, asMeta] = created.data.raw["com.example.gallery"];
-    expect(asUrl).toEqual({ caption: "hi", file_id: f.id, file_token_read: f.file_token_read, url: expect.stringContaining("/v1/files/content/"), url_expires_at: expect.any(String) });
+    expect(asUrl).toEqual({
+      caption: "hi",
+      file_id: f.id,
+      file_token_read: f.file_token_read,
+      url: expect.stringContaining("/v1/files/content/"),
+      url_expires_at: expect.any(String),
+    });
     expect(asMeta).toMatchObject({ file_id: g.id, kind: "image", mime_type: "image/gif", is_complete: true, is_public: false, image_info: g.image_info });
     expect(asMeta.file_token_read).toMatch(/^[A-Za-z0-9_-]{20,}$/);
     expect(JSON.stringify(created)).not.toContain(g.file_token);
 
     // Round trips: three values (two files and a poll) cost what one does.
-    const poll = (await must(call("POST", "/polls", { token: alice.token, json: { type: "com.example.poll", prompt: "Which?", options: [{ text: "a" }, { text: "b" }], duration: 60 }, now: tick() }), 201)).data;
+    const poll = (
+      await must(
+        call("POST", "/polls", {
+          token: alice.token,
+          json: { type: "com.example.poll", prompt: "Which?", options: [{ text: "a" }, { text: "b" }], duration: 60 },
+          now: tick(),
+        }),
+        201,
+      )
+    ).data;
     const calls = async (raw: unknown) => {
       const res = await createPost(alice.token, raw);
       expect(res.status, res.text).toBe(201);
@@ -146,7 +159,11 @@ describe("+io.example.core.poll", () => {
   it("becomes the poll notice; a wrong poll_token is a 400 naming it", async () => {
     const poll = (
       await must(
-        call("POST", "/polls", { token: alice.token, json: { type: "com.example.poll", prompt: "Tea or coffee?", options: [{ text: "Tea" }, { text: "Coffee" }], duration: 60 }, now: tick() }),
+        call("POST", "/polls", {
+          token: alice.token,
+          json: { type: "com.example.poll", prompt: "Tea or coffee?", options: [{ text: "Tea" }, { text: "Coffee" }], duration: 60 },
+          now: tick(),
+        }),
         201,
       )
     ).data;
@@ -171,7 +188,10 @@ describe("+io.example.core.poll", () => {
 
     const before = await postCount(alice);
     const bad = await createPost(alice.token, { [NOTICE]: [{ [POLL]: { poll_id: poll.id, poll_token: "nope" } }] });
-    expect([bad.status, bad.body.meta.error_message]).toEqual([400, expect.stringContaining(`'raw.${NOTICE}.0.${POLL}.poll_token' is not the poll's poll_token`)]);
+    expect([bad.status, bad.body.meta.error_message]).toEqual([
+      400,
+      expect.stringContaining(`'raw.${NOTICE}.0.${POLL}.poll_token' is not the poll's poll_token`),
+    ]);
     const gone = await createPost(alice.token, { [NOTICE]: [{ [POLL]: { poll_id: "999999999", poll_token: poll.poll_token } }] });
     expect(gone.body.meta.error_message).toContain(`'raw.${NOTICE}.0.${POLL}.poll_id' names no poll`);
     expect(await postCount(alice)).toBe(before);
@@ -181,20 +201,50 @@ describe("+io.example.core.poll", () => {
 describe("other objects with raw", () => {
   it("a message and a channel (create and update) take a file replacement; a bad one writes nothing", async () => {
     const f = await upload(alice.token, fx.png);
-    const ch = (await must(call("POST", "/channels?include_channel_raw=1", { token: alice.token, json: { type: "com.example.chat", raw: { "com.example.cover": [fileValue(f, "url")] } }, now: tick() }), 201)).data;
+    const ch = (
+      await must(
+        call("POST", "/channels?include_channel_raw=1", {
+          token: alice.token,
+          json: { type: "com.example.chat", raw: { "com.example.cover": [fileValue(f, "url")] } },
+          now: tick(),
+        }),
+        201,
+      )
+    ).data;
     expect(ch.raw["com.example.cover"][0]).toMatchObject({ file_id: f.id, file_token_read: expect.any(String), url: expect.any(String) });
     expect(JSON.stringify(ch)).not.toContain(f.file_token);
 
-    const updated = await must(call("PUT", `/channels/${ch.id}?include_channel_raw=1`, { token: alice.token, json: { raw: { "com.example.banner": [fileValue(f, "metadata")] } }, now: tick() }));
+    const updated = await must(
+      call("PUT", `/channels/${ch.id}?include_channel_raw=1`, {
+        token: alice.token,
+        json: { raw: { "com.example.banner": [fileValue(f, "metadata")] } },
+        now: tick(),
+      }),
+    );
     expect(updated.data.raw["com.example.banner"][0]).toMatchObject({ file_id: f.id, kind: "image" });
     expect(JSON.stringify(updated)).not.toContain(f.file_token);
-    const badUpdate = await call("PUT", `/channels/${ch.id}`, { token: alice.token, json: { raw: { "com.example.banner": [fileValue({ id: f.id, file_token: "x" }, "url")] } }, now: tick() });
+    const badUpdate = await call("PUT", `/channels/${ch.id}`, {
+      token: alice.token,
+      json: { raw: { "com.example.banner": [fileValue({ id: f.id, file_token: "x" }, "url")] } },
+      now: tick(),
+    });
     expect([badUpdate.status, badUpdate.body.meta.error_message]).toEqual([400, expect.stringContaining(`'raw.com.example.banner.0.${FILE}.file_token'`)]);
 
-    const msg = await must(call("POST", `/channels/${ch.id}/messages?include_message_raw=1`, { token: alice.token, json: { text: "pic", raw: { [OEMBED]: [fileValue(f)] } }, now: tick() }), 201);
+    const msg = await must(
+      call("POST", `/channels/${ch.id}/messages?include_message_raw=1`, {
+        token: alice.token,
+        json: { text: "pic", raw: { [OEMBED]: [fileValue(f)] } },
+        now: tick(),
+      }),
+      201,
+    );
     expect(msg.data.raw[OEMBED][0]).toMatchObject({ type: "photo", file_id: f.id, url: expect.any(String) });
     expect(JSON.stringify(msg)).not.toContain(f.file_token);
-    const badMsg = await call("POST", `/channels/${ch.id}/messages`, { token: alice.token, json: { text: "pic", raw: { [OEMBED]: [fileValue({ id: f.id, file_token: "x" })] } }, now: tick() });
+    const badMsg = await call("POST", `/channels/${ch.id}/messages`, {
+      token: alice.token,
+      json: { text: "pic", raw: { [OEMBED]: [fileValue({ id: f.id, file_token: "x" })] } },
+      now: tick(),
+    });
     expect(badMsg.status).toBe(400);
     const channel = await must(call("GET", `/channels/${ch.id}?include_channel_raw=1`, { token: alice.token }));
     expect(channel.data.counts.messages).toBe(1);

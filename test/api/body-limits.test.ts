@@ -26,7 +26,12 @@ async function jsonOperations(): Promise<JsonOperation[]> {
       const query = new URLSearchParams();
       for (const p of op.parameters ?? []) if (p.in === "query" && p.required) query.set(p.name, String(p.example ?? "1"));
       const filled = path.replace(/^\/v1/, "").replace(/\{[^}]+\}/g, "1");
-      out.push({ key: `${method.toUpperCase()} ${path}`, method: method.toUpperCase(), url: `${BASE}${filled}${query.size ? `?${query}` : ""}`, access: op["x-access"] });
+      out.push({
+        key: `${method.toUpperCase()} ${path}`,
+        method: method.toUpperCase(),
+        url: `${BASE}${filled}${query.size ? `?${query}` : ""}`,
+        access: op["x-access"],
+      });
     }
   }
   return out;
@@ -35,8 +40,7 @@ async function jsonOperations(): Promise<JsonOperation[]> {
 async function tokens() {
   const user = await actor(ALL_SCOPES);
   const app = await appToken(await makeApp());
-  return (access: { token: string }) =>
-    ({ user: user.token, any: user.token, app, admin: ADMIN, none: undefined })[access.token as "user"];
+  return (access: { token: string }) => ({ user: user.token, any: user.token, app, admin: ADMIN, none: undefined })[access.token as "user"];
 }
 
 function send(op: JsonOperation, token: string | undefined, body: ReturnType<typeof lazyBody>, declared?: number) {

@@ -73,7 +73,9 @@ describe("PUT /channels/{id}/owner", () => {
     expect((await call("GET", "/users/me/channels", { token: b.token })).body.data.map((x: any) => x.id)).toEqual([ch.id]);
 
     const sent = await call("POST", "/channels/pm/messages", { token: a.token, json: { destinations: [b.user.id], text: "hi" }, now: tick() });
-    expect((await call("PUT", `/channels/${sent.body.data.channel_id}/owner`, { token: a.token, json: { owner_id: b.user.id }, now: tick() })).status).toBe(400);
+    expect((await call("PUT", `/channels/${sent.body.data.channel_id}/owner`, { token: a.token, json: { owner_id: b.user.id }, now: tick() })).status).toBe(
+      400,
+    );
   });
 });
 
@@ -82,19 +84,36 @@ describe("PUT and PATCH /channels/{id}", () => {
     const owner = await actor("messages");
     const full = await actor("messages");
     const other = await makeUser();
-    const ch = await newChannel(owner.token, { acl: { full: { user_ids: [full.user.id] } }, raw: { "com.example.a": [{ v: 1 }], "com.example.b": [{ v: 2 }] } });
+    const ch = await newChannel(owner.token, {
+      acl: { full: { user_ids: [full.user.id] } },
+      raw: { "com.example.a": [{ v: 1 }], "com.example.b": [{ v: 2 }] },
+    });
 
-    const patched = await call("PATCH", `/channels/${ch.id}?include_raw=1`, { token: full.token, json: { acl: { read: { any_user: true } }, raw: { "com.example.b": [], "com.example.c": [{ v: 3 }] } }, now: tick() });
+    const patched = await call("PATCH", `/channels/${ch.id}?include_raw=1`, {
+      token: full.token,
+      json: { acl: { read: { any_user: true } }, raw: { "com.example.b": [], "com.example.c": [{ v: 3 }] } },
+      now: tick(),
+    });
     expect(patched.status).toBe(200);
     expect(patched.body.data.acl.read.any_user).toBe(true);
     expect(patched.body.data.raw).toEqual({ "com.example.a": [{ v: 1 }], "com.example.c": [{ v: 3 }] });
 
-    const byFull = await call("PATCH", `/channels/${ch.id}`, { token: full.token, json: { acl: { full: { user_ids: [full.user.id, other.id] } } }, now: tick() });
+    const byFull = await call("PATCH", `/channels/${ch.id}`, {
+      token: full.token,
+      json: { acl: { full: { user_ids: [full.user.id, other.id] } } },
+      now: tick(),
+    });
     expect(byFull.status).toBe(403);
     expect(byFull.body.meta.error_message).toMatch(/acl\.full/);
     // Restating the list unchanged is not a change.
-    expect((await call("PUT", `/channels/${ch.id}`, { token: full.token, json: { acl: { full: { user_ids: [full.user.id] } } }, now: tick() })).status).toBe(200);
-    const byOwner = await call("PUT", `/channels/${ch.id}`, { token: owner.token, json: { acl: { full: { user_ids: [full.user.id, other.id] } } }, now: tick() });
+    expect((await call("PUT", `/channels/${ch.id}`, { token: full.token, json: { acl: { full: { user_ids: [full.user.id] } } }, now: tick() })).status).toBe(
+      200,
+    );
+    const byOwner = await call("PUT", `/channels/${ch.id}`, {
+      token: owner.token,
+      json: { acl: { full: { user_ids: [full.user.id, other.id] } } },
+      now: tick(),
+    });
     expect(byOwner.status).toBe(200);
     expect(byOwner.body.data.acl.full.user_ids).toEqual([full.user.id, other.id].sort((x, y) => Number(x) - Number(y)));
     const cleared = await call("PATCH", `/channels/${ch.id}?include_raw=1`, { token: owner.token, json: { raw: null }, now: tick() });

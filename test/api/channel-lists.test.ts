@@ -130,7 +130,10 @@ describe("GET /users/me/channels/subscribed (the inbox)", () => {
     ]);
     expect(got.acl.read.users).toEqual([]);
 
-    const single = await call("GET", `/channels/${ch.id}?include_recent_message=1&include_limited_users=1&include_marker=1`, { token: member.token, now: tick() });
+    const single = await call("GET", `/channels/${ch.id}?include_recent_message=1&include_limited_users=1&include_marker=1`, {
+      token: member.token,
+      now: tick(),
+    });
     expect(single.body.data.recent_message.id).toBe(live.id);
     expect(single.body.data.acl.write.users.map((x: any) => x.id)).toEqual([member.user.id]);
     expect(single.body.data.marker).toEqual({ name: `channel:${ch.id}` });
@@ -222,7 +225,11 @@ describe("num_unread", () => {
     const room = await newChannel(a.token, { type: "com.example.room", acl: { read: { any_user: true } } });
     await call("PUT", `/channels/${room.id}/subscribe`, { token: b.token, now: tick() });
     await message(a.token, room.id, "room message");
-    const muted = await call("POST", "/channels/pm/messages", { token: a.token, json: { destinations: [b.user.id, (await makeUser()).id], text: "muted" }, now: tick() });
+    const muted = await call("POST", "/channels/pm/messages", {
+      token: a.token,
+      json: { destinations: [b.user.id, (await makeUser()).id], text: "muted" },
+      now: tick(),
+    });
     await call("PUT", `/channels/${muted.body.data.channel_id}/mute`, { token: b.token, now: tick() });
 
     const pm = await call("GET", "/users/me/channels/num_unread", { token: b.token });
@@ -237,7 +244,10 @@ describe("num_unread", () => {
     const cleared = await call("DELETE", "/users/me/channels/num_unread?channel_types=com.example.room", { token: b.token, now: tick() });
     expect(cleared.status).toBe(200);
     expect(cleared.body.data).toEqual({ "com.example.room": 0 });
-    expect((await call("GET", `/users/me/channels/num_unread?channel_types=${PM},com.example.room`, { token: b.token })).body.data).toEqual({ [PM]: 1, "com.example.room": 0 });
+    expect((await call("GET", `/users/me/channels/num_unread?channel_types=${PM},com.example.room`, { token: b.token })).body.data).toEqual({
+      [PM]: 1,
+      "com.example.room": 0,
+    });
     const marker = (await call("GET", `/channels/${room.id}?include_marker=1`, { token: b.token })).body.data;
     expect(marker).toMatchObject({ has_unread: false, marker: { id: marker.recent_message_id } });
 
@@ -254,7 +264,10 @@ describe("GET /channels/search", () => {
     const tag = `zq${Math.random().toString(36).slice(2, 8)}`;
     const settings = (name: string, categories: string[]) => ({ "io.example.core.chat-settings": [{ name, description: `About ${tag}`, categories }] });
     const fun = await newChannel(a.token, { acl: { read: { public: true } }, raw: settings(`Fun ${tag} Room`, ["fun"]) });
-    const tech = await newChannel(a.token, { acl: { read: { public: true } }, raw: { ...settings(`Tech ${tag}`, ["tech", "general"]), "com.example.extra": [{ x: 1 }] } });
+    const tech = await newChannel(a.token, {
+      acl: { read: { public: true } },
+      raw: { ...settings(`Tech ${tag}`, ["tech", "general"]), "com.example.extra": [{ x: 1 }] },
+    });
     const hidden = await newChannel(a.token, { raw: settings(`Secret ${tag}`, ["fun"]) });
     await message(a.token, fun.id, "activity");
 

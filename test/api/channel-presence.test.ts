@@ -44,7 +44,9 @@ describe("channel presence", () => {
 
     // offline, and a past expiration, take the user off the list.
     await must(call("PUT", `/users/me/presence/channels/${ch}`, { token: a.token, form: { presence: "x" }, now: T0 + 100 }));
-    const off = await must(call("PUT", `/users/me/presence/channels/${ch}`, { token: a.token, form: { presence: "x", expiration: String(T0 + 50) }, now: T0 + 101 }));
+    const off = await must(
+      call("PUT", `/users/me/presence/channels/${ch}`, { token: a.token, form: { presence: "x", expiration: String(T0 + 50) }, now: T0 + 101 }),
+    );
     expect(off.data).toMatchObject({ presence: "offline", last_seen_at: iso(T0 + 101) });
     expect((await must(call("GET", `/channels/${ch}/presence`, { token: a.token, now: T0 + 102 }))).data).toEqual([]);
   });
@@ -141,7 +143,11 @@ describe("app stream meta for push relays", () => {
   it("a chat room's messages carry its chat-settings name as channel_name", async () => {
     const app = await appStream(["message"]);
     const owner = await actor(ALL_SCOPES);
-    const ch = await newChannel(owner.token, { type: "io.example.core.chat", acl: { read: { public: true } }, raw: { "io.example.core.chat-settings": [{ name: "Room Nine" }] } });
+    const ch = await newChannel(owner.token, {
+      type: "io.example.core.chat",
+      acl: { read: { public: true } },
+      raw: { "io.example.core.chat-settings": [{ name: "Room Nine" }] },
+    });
     const msg = (await must(call("POST", `/channels/${ch}/messages`, { token: owner.token, json: { text: "hi room" } }), 201)).data.id;
     const f = await app.s.next((x) => x.meta?.type === "message" && x.data[0].id === msg);
     expect(f.meta).toMatchObject({ channel_type: "io.example.core.chat", channel_name: "Room Nine" });
@@ -180,7 +186,15 @@ describe("app stream meta for push relays", () => {
     const app = await appStream(["poll"]);
     const owner = await actor(ALL_SCOPES);
     const voter = await actor(ALL_SCOPES);
-    const poll = (await must(call("POST", "/polls", { token: owner.token, json: { type: "com.example.poll", prompt: "Tea?", is_public: true, options: [{ text: "Yes" }, { text: "No" }] } }), 201)).data;
+    const poll = (
+      await must(
+        call("POST", "/polls", {
+          token: owner.token,
+          json: { type: "com.example.poll", prompt: "Tea?", is_public: true, options: [{ text: "Yes" }, { text: "No" }] },
+        }),
+        201,
+      )
+    ).data;
     await must(call("PUT", `/polls/${poll.id}/response`, { token: voter.token, json: { positions: [1], poll_token: poll.poll_token } }));
     await must(call("PUT", `/users/${owner.user.id}/mute`, { token: voter.token }));
     await must(call("DELETE", `/polls/${poll.id}`, { token: owner.token }));

@@ -74,7 +74,12 @@ describe("POST /channels", () => {
     await bad({ type: "com.example.chat", raw: { "com.example.x": [{ v: "x".repeat(9000) }] } }, /'raw' is longer than 8192/);
     const list = await call("GET", "/users/me/channels/subscribed", { token: a.token });
     expect(list.body.data).toEqual([]);
-    const type = await call("POST", "/channels", { token: a.token, body: JSON.stringify({ type: "com.example.chat" }), headers: { "Content-Type": "text/plain" }, now: tick() });
+    const type = await call("POST", "/channels", {
+      token: a.token,
+      body: JSON.stringify({ type: "com.example.chat" }),
+      headers: { "Content-Type": "text/plain" },
+      now: tick(),
+    });
     expect(type.status).toBe(415);
   });
 
@@ -91,7 +96,9 @@ describe("POST /channels", () => {
 
     const pub = await userToken(app, user, "public_messages");
     expect((await call("POST", "/channels", { token: pub, json: { type: "com.example.chat" }, now: tick() })).status).toBe(403);
-    expect((await call("POST", "/channels", { token: pub, json: { type: "com.example.chat", acl: { read: { public: true } } }, now: tick() })).status).toBe(201);
+    expect((await call("POST", "/channels", { token: pub, json: { type: "com.example.chat", acl: { read: { public: true } } }, now: tick() })).status).toBe(
+      201,
+    );
 
     const narrow = await userToken(app, user, "messages:com.example.room");
     expect((await call("POST", "/channels", { token: narrow, json: { type: "com.example.room" }, now: tick() })).status).toBe(201);
@@ -152,7 +159,11 @@ describe("PUT /channels/{id}", () => {
     const denied = await call("PUT", `/channels/${ch.id}`, { token: writer.token, json: { acl: { read: { public: true } } }, now: tick() });
     expect(denied.status).toBe(403);
 
-    const removed = await call("PUT", `/channels/${ch.id}?include_raw=1`, { token: a.token, json: { raw: null, acl: { read: { user_ids: [] } } }, now: tick() });
+    const removed = await call("PUT", `/channels/${ch.id}?include_raw=1`, {
+      token: a.token,
+      json: { raw: null, acl: { read: { user_ids: [] } } },
+      now: tick(),
+    });
     expect(removed.status).toBe(200);
     expect(removed.body.data).not.toHaveProperty("raw");
     expect((await call("GET", `/channels/${ch.id}`, { token: outsider.token })).status).toBe(404);
@@ -168,7 +179,11 @@ describe("PUT /channels/{id}", () => {
     expect(change.body.meta.error_message).toMatch(/'acl\.write' is immutable/);
     const unfreeze = await call("PUT", `/channels/${ch.id}`, { token: a.token, json: { acl: { write: { immutable: false } } }, now: tick() });
     expect(unfreeze.status).toBe(400);
-    const same = await call("PUT", `/channels/${ch.id}`, { token: a.token, json: { acl: { write: { immutable: true, user_ids: [b.id] }, read: { any_user: true } } }, now: tick() });
+    const same = await call("PUT", `/channels/${ch.id}`, {
+      token: a.token,
+      json: { acl: { write: { immutable: true, user_ids: [b.id] }, read: { any_user: true } } },
+      now: tick(),
+    });
     expect(same.status).toBe(200);
     expect(same.body.data.acl.read.any_user).toBe(true);
     expect(same.body.data.acl.write).toMatchObject({ immutable: true, any_user: false, user_ids: [b.id] });

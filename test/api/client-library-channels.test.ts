@@ -44,7 +44,11 @@ describe("a client library's channel calls", { timeout: 60_000 }, () => {
       ["PUT", `/channels/${room}/mute`, (r) => expect(r.body.data.you_muted).toBe(true)],
       ["DELETE", `/channels/${room}/mute`, (r) => expect(r.body.data.you_muted).toBe(false)],
       // searchChannels({ isPublic: 1, channelTypes: "io.example.core.chat", categories: "fun" })
-      ["GET", "/channels/search?is_public=1&channel_types=io.example.core.chat&categories=fun", (r) => expect(r.body.data.map((c: any) => c.id)).toContain(room)],
+      [
+        "GET",
+        "/channels/search?is_public=1&channel_types=io.example.core.chat&categories=fun",
+        (r) => expect(r.body.data.map((c: any) => c.id)).toContain(room),
+      ],
       ["DELETE", `/channels/${mine}`, (r) => expect(r.body.data.is_active).toBe(false)],
     ];
     for (const [method, path, check] of calls) {

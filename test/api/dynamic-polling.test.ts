@@ -99,7 +99,8 @@ describe("post streams with since_id: meta.deleted_ids and meta.revised_ids", { 
 describe("GET /channels/{id}/messages with since_id: meta.deleted_ids", { timeout: 60_000 }, () => {
   it("reports the channel's messages deleted after message since_id was created", async () => {
     const a = await actor("messages public_messages");
-    const ch = (await call("POST", "/channels", { token: a.token, json: { type: "com.example.chat", acl: { read: { public: true } } }, now: tick() })).body.data;
+    const ch = (await call("POST", "/channels", { token: a.token, json: { type: "com.example.chat", acl: { read: { public: true } } }, now: tick() })).body
+      .data;
     const send = async (text: string) => (await call("POST", `/channels/${ch.id}/messages`, { token: a.token, json: { text }, now: tick() })).body.data;
     const gone = await send("to be deleted");
     const newest = await send("newest");
@@ -113,7 +114,8 @@ describe("GET /channels/{id}/messages with since_id: meta.deleted_ids", { timeou
     expect(res.body.meta.deleted_ids).toEqual([gone.id]);
     expect(dbCallsOf(res)).toBe(1);
     // Another channel's poll does not hear of it.
-    const other = (await call("POST", "/channels", { token: a.token, json: { type: "com.example.chat", acl: { read: { public: true } } }, now: tick() })).body.data;
+    const other = (await call("POST", "/channels", { token: a.token, json: { type: "com.example.chat", acl: { read: { public: true } } }, now: tick() })).body
+      .data;
     expect((await call("GET", `/channels/${other.id}/messages?since_id=${newest.id}`)).body.meta.deleted_ids).toBeUndefined();
   });
 });

@@ -33,7 +33,12 @@ interface El {
 }
 const decode = (s: string) => {
   expect(s, "a bare & or < in character data").not.toMatch(/&(?!(amp|lt|gt|quot|apos);)|</);
-  return s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, "&");
+  return s
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, "&");
 };
 function parseXml(doc: string): El {
   expect(doc.startsWith('<?xml version="1.0" encoding="UTF-8"?>')).toBe(true);
@@ -224,7 +229,9 @@ describe("the RSS feeds (GET /feed/rss/...)", () => {
     expect(items.map((i) => textOf(i, "link"))).toEqual([`http://api.test/v1/channels/${pub.id}/messages/${m1.id}`]);
     expect(textOf(items[0], "title")).toBe(`@${a.user.username}: hello <world>`);
     const tpl = encodeURIComponent("https://gallery.example.com/media/{channel_id}/{message_id}");
-    expect(textOf((await feed(`/feed/rss/channels/${pub.id}/messages?uri_template=${tpl}`)).items[0], "link")).toBe(`https://gallery.example.com/media/${pub.id}/${m1.id}`);
+    expect(textOf((await feed(`/feed/rss/channels/${pub.id}/messages?uri_template=${tpl}`)).items[0], "link")).toBe(
+      `https://gallery.example.com/media/${pub.id}/${m1.id}`,
+    );
 
     const priv = await newChannel(a.token, { acl: { read: { user_ids: [b.user.id] } } });
     await message(a.token, priv.id, "members only");
@@ -248,7 +255,9 @@ describe("the RSS feeds (GET /feed/rss/...)", () => {
     expect(items.map((i) => [textOf(i, "title"), textOf(i, "link"), textOf(i, "description")])).toEqual([
       [`The ${word} room`, `http://api.test/v1/channels/${pub.id}`, "Come in"],
     ]);
-    const asOwner = await feed(`/feed/rss/channels/search?q=${word}&access_token=${a.token}&uri_template=${encodeURIComponent("https://x.example/{channel_id}")}`);
+    const asOwner = await feed(
+      `/feed/rss/channels/search?q=${word}&access_token=${a.token}&uri_template=${encodeURIComponent("https://x.example/{channel_id}")}`,
+    );
     expect(asOwner.items.length).toBe(2);
     expect(asOwner.res.text).not.toContain(a.token);
     expect(textOf(asOwner.channel, "link")).toBe(`http://api.test/v1/channels/search?q=${word}`);
@@ -310,7 +319,15 @@ describe("GET /oembed", () => {
     const f = up.body.data;
     const res = await call("GET", `/oembed?url=${encodeURIComponent(f.url_short)}`);
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toMatchObject({ version: "1.0", type: "photo", width: 40, height: 30, file_id: f.id, author_name: a.user.username, provider_url: "http://api.test" });
+    expect(res.body).toMatchObject({
+      version: "1.0",
+      type: "photo",
+      width: 40,
+      height: 30,
+      file_id: f.id,
+      author_name: a.user.username,
+      provider_url: "http://api.test",
+    });
     expect(res.body.url).toMatch(/^http:\/\/api\.test\/v1\//);
     expect(res.body).not.toHaveProperty("file_token");
     const content = await call("GET", res.body.url);

@@ -36,7 +36,8 @@ describe("File attached_to and total_size", { timeout: 60_000 }, () => {
     expect(derived.length).toBeGreaterThan(0);
     expect(file.size).toBe(fx.png.length);
     expect(file.total_size).toBe(fx.png.length + derived.reduce((n, d) => n + d.size, 0));
-    const placeholder = (await must(call("POST", "/files", { token, json: { type: "com.example.test", kind: "image", name: "later.png" }, now: tick() }), 201)).data;
+    const placeholder = (await must(call("POST", "/files", { token, json: { type: "com.example.test", kind: "image", name: "later.png" }, now: tick() }), 201))
+      .data;
     expect(placeholder).not.toHaveProperty("total_size");
   });
 
@@ -47,7 +48,8 @@ describe("File attached_to and total_size", { timeout: 60_000 }, () => {
     expect((await must(call("GET", `/files/${f.id}`, { token: alice.token }))).data).not.toHaveProperty("attached_to");
 
     let n = 0;
-    const post = async () => (await must(call("POST", "/posts", { token: alice.token, json: { text: `a photo ${++n}`, raw: embed(f) }, now: tick() }), 201)).data;
+    const post = async () =>
+      (await must(call("POST", "/posts", { token: alice.token, json: { text: `a photo ${++n}`, raw: embed(f) }, now: tick() }), 201)).data;
     const [p1, p2] = [await post(), await post()];
     const poll = (
       await must(

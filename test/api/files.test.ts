@@ -43,8 +43,10 @@ async function fetchRaw(url: string, opts: { now?: number; headers?: Record<stri
 
 const storageOf = async (token: string) => (await call("GET", "/token", { token })).body.data.storage.available as number;
 
-const dbRow = (sql: string, ...params: unknown[]) => DB.prepare(sql).bind(...params).first<Record<string, any>>();
-
+const dbRow = (sql: string, ...params: unknown[]) =>
+  DB.prepare(sql)
+    .bind(...params)
+    .first<Record<string, any>>();
 
 async function waitForOp(token: string, url: string) {
   for (let i = 0; i < 100; i++) {
@@ -88,7 +90,15 @@ describe("POST /files (multipart): detection, kinds and media information", () =
       expect(res.status).toBe(201);
       expect(res.body.meta.code).toBe(201);
       const f = res.body.data;
-      expect(f).toMatchObject({ kind: t.kind, mime_type: t.mime, size: t.bytes.length, is_complete: true, is_public: false, name: "misleading.txt", ...t.info });
+      expect(f).toMatchObject({
+        kind: t.kind,
+        mime_type: t.mime,
+        size: t.bytes.length,
+        is_complete: true,
+        is_public: false,
+        name: "misleading.txt",
+        ...t.info,
+      });
       expect(f.sha256).toBe(await sha256(t.bytes));
       expect(f.source.id).toBe(app.client_id);
       expect(f.user.id).toBe(user.id);
@@ -307,7 +317,13 @@ describe("placeholders, uploads and the file_create operation", () => {
     const done = await call("GET", statusUrl, { token });
     expect(done.body.data).toMatchObject({ status: "completed", ended_at: iso(T0 + 5) });
     const file = (await call("GET", `/files/${ph.id}`, { token, now: T0 + 6 })).body.data;
-    expect(file).toMatchObject({ is_complete: true, mime_type: "image/png", size: fx.png.length, image_info: { width: 40, height: 30 }, user: { id: user.id } });
+    expect(file).toMatchObject({
+      is_complete: true,
+      mime_type: "image/png",
+      size: fx.png.length,
+      image_info: { width: 40, height: 30 },
+      user: { id: user.id },
+    });
     expect(file.sha256).toBe(await sha256(fx.png));
     expect((await fetchRaw(file.url, { now: T0 + 7 })).bytes).toEqual(fx.png);
     // a complete file's content is immutable
@@ -330,7 +346,10 @@ describe("placeholders, uploads and the file_create operation", () => {
     const wrongKind = await call("PUT", `${path}?file_token=${ph.file_token}`, { body: fx.png });
     expect([wrongKind.status, wrongKind.body.meta.error_message]).toEqual([400, expect.stringMatching(/'content' is image\/png .*'kind' audio/)]);
     const wrongType = await call("PUT", `${path}?file_token=${ph.file_token}`, { body: fx.mp3, headers: { "Content-Type": "image/png" } });
-    expect([wrongType.status, wrongType.body.meta.error_message]).toEqual([400, expect.stringMatching(/'Content-Type' image\/png does not match 'kind' audio/)]);
+    expect([wrongType.status, wrongType.body.meta.error_message]).toEqual([
+      400,
+      expect.stringMatching(/'Content-Type' image\/png does not match 'kind' audio/),
+    ]);
     // the owner's own token works too, and Content-Type: audio/mp3 is normalized
     const ok = await call("PUT", path, { token: owner.token, body: fx.mp3, headers: { "Content-Type": "audio/mp3" } });
     expect(ok.status).toBe(204);
@@ -406,7 +425,9 @@ describe("limits: sizes (413) and the storage quota (507)", () => {
     // fill the quota up to 100 bytes below its end
     const used = (await dbRow("select storage_used from users where id = ?", Number(user.id)))!.storage_used;
     const quota = before + 0; // available == quota - used before the upload
-    await DB.prepare("update users set storage_used = ? where id = ?").bind(quota - 100, Number(user.id)).run();
+    await DB.prepare("update users set storage_used = ? where id = ?")
+      .bind(quota - 100, Number(user.id))
+      .run();
     const res = await upload(token, fx.png.length > 100 ? fx.png : fx.gif);
     expect([res.status, res.body.meta.error_message]).toEqual([507, expect.stringMatching(/storage quota/)]);
     const ph = (await call("POST", "/files", { token, json: { type: "com.example.test", kind: "image" } })).body.data;
@@ -508,7 +529,11 @@ describe("expiring URLs, renewal and url_short", () => {
     expect(part.headers.get("content-range")).toBe(`bytes 10-19/${fx.mp3.length}`);
     expect(part.bytes).toEqual(fx.mp3.subarray(10, 20));
     const tail = await fetchRaw(f.url, { headers: { Range: "bytes=-5" } });
-    expect([tail.status, tail.headers.get("content-range"), tail.bytes]).toEqual([206, `bytes ${fx.mp3.length - 5}-${fx.mp3.length - 1}/${fx.mp3.length}`, fx.mp3.subarray(-5)]);
+    expect([tail.status, tail.headers.get("content-range"), tail.bytes]).toEqual([
+      206,
+      `bytes ${fx.mp3.length - 5}-${fx.mp3.length - 1}/${fx.mp3.length}`,
+      fx.mp3.subarray(-5),
+    ]);
     const junk = await fetchRaw(f.url, { headers: { Range: "bytes=junk" } });
     expect([junk.status, junk.bytes]).toEqual([200, fx.mp3]);
     const head = await SELF.fetch(f.url, { method: "HEAD" });
@@ -657,10 +682,14 @@ describe("DELETE /files?ids= and the file_delete operation", () => {
     const f = await uploadOk(token, fx.png);
     await settled(token, f.id); // its derived images are there too
     const key = (await dbRow("select storage_key from files where id = ?", Number(f.id)))!.storage_key;
-    const derivedKeys = (await DB.prepare("select storage_key from derived_files where file_id = ?").bind(Number(f.id)).all<{ storage_key: string }>()).results.map((r) => r.storage_key);
+    const derivedKeys = (
+      await DB.prepare("select storage_key from derived_files where file_id = ?").bind(Number(f.id)).all<{ storage_key: string }>()
+    ).results.map((r) => r.storage_key);
     expect(derivedKeys).toHaveLength(2);
     const opId = crypto.randomUUID();
-    await DB.prepare("insert into operations (id, type, status, user_id, created_at) values (?, 'file_delete', 'running', ?, ?)").bind(opId, Number(user.id), T0).run();
+    await DB.prepare("insert into operations (id, type, status, user_id, created_at) values (?, 'file_delete', 'running', ?, ?)")
+      .bind(opId, Number(user.id), T0)
+      .run();
     const failingBucket = { delete: () => Promise.reject(new Error("R2 unavailable")) };
     await runFileDelete({ db: openDb(env), bucket: failingBucket, clock: () => T0 + 3 }, { opId, userId: Number(user.id), fileIds: [Number(f.id)] });
     const op = (await call("GET", `/sys/ops/${opId}`, { token })).body.data;
@@ -675,7 +704,9 @@ describe("DELETE /files?ids= and the file_delete operation", () => {
     const { token, user } = await actor("files");
     const f = await uploadOk(token, fx.png);
     const opId = crypto.randomUUID();
-    await DB.prepare("insert into operations (id, type, status, user_id, created_at) values (?, 'file_delete', 'running', ?, ?)").bind(opId, Number(user.id), T0).run();
+    await DB.prepare("insert into operations (id, type, status, user_id, created_at) values (?, 'file_delete', 'running', ?, ?)")
+      .bind(opId, Number(user.id), T0)
+      .run();
     const db = openDb(env);
     const broken = Object.assign(Object.create(db), { exec: { ...db.exec, batch: () => Promise.reject(new Error("database unavailable")) } });
     await runFileDelete({ db: broken, bucket: env.FILES, clock: () => T0 + 1 }, { opId, userId: Number(user.id), fileIds: [Number(f.id)] });
@@ -701,7 +732,16 @@ describe("GET /sys/ops/{ops_id}", () => {
 describe("OpenAPI document", () => {
   it("lists the file routes", async () => {
     const paths = (await call("GET", "/openapi.json")).body.paths;
-    for (const p of ["/v1/files", "/v1/files/{file_id}", "/v1/files/{file_id}/content", "/v1/files/{file_id}/content/{derived_key}", "/v1/files/content/{url_token}", "/v1/f/{code}", "/v1/users/me/files", "/v1/sys/ops/{ops_id}"]) {
+    for (const p of [
+      "/v1/files",
+      "/v1/files/{file_id}",
+      "/v1/files/{file_id}/content",
+      "/v1/files/{file_id}/content/{derived_key}",
+      "/v1/files/content/{url_token}",
+      "/v1/f/{code}",
+      "/v1/users/me/files",
+      "/v1/sys/ops/{ops_id}",
+    ]) {
       expect(Object.keys(paths)).toContain(p);
     }
     expect(Object.keys(paths["/v1/files"])).toEqual(expect.arrayContaining(["get", "post", "delete"]));

@@ -51,7 +51,11 @@ describe("envelope and HTTP contract", () => {
   });
 
   it("refuses a JSON endpoint without Content-Type: application/json (415)", async () => {
-    const res = await call("POST", "/admin/apps", { token: "test-admin-token", body: JSON.stringify({ name: "x" }), headers: { "Content-Type": "text/plain" } });
+    const res = await call("POST", "/admin/apps", {
+      token: "test-admin-token",
+      body: JSON.stringify({ name: "x" }),
+      headers: { "Content-Type": "text/plain" },
+    });
     expect(res.status).toBe(415);
     expect(res.body.meta.error_message).toMatch(/application\/json/);
   });
@@ -79,7 +83,18 @@ describe("envelope and HTTP contract", () => {
     expect(res.status).toBe(200);
     expect(res.body.openapi).toBe("3.1.0");
     const paths = Object.keys(res.body.paths);
-    for (const p of ["/v1/token", "/v1/sys/config", "/v1/sys/stats", "/v1/users/{user_id}", "/v1/users/{user_id}/clients", "/v1/clients/{client_id}", "/v1/oauth/access_token", "/v1/admin/apps", "/v1/admin/users", "/v1/admin/apps/{id}"]) {
+    for (const p of [
+      "/v1/token",
+      "/v1/sys/config",
+      "/v1/sys/stats",
+      "/v1/users/{user_id}",
+      "/v1/users/{user_id}/clients",
+      "/v1/clients/{client_id}",
+      "/v1/oauth/access_token",
+      "/v1/admin/apps",
+      "/v1/admin/users",
+      "/v1/admin/apps/{id}",
+    ]) {
       expect(paths).toContain(p);
     }
     expect(Object.keys(res.body.paths["/v1/token"])).toEqual(expect.arrayContaining(["get", "delete"]));
@@ -101,15 +116,24 @@ describe("admin bootstrap and OAuth", () => {
 
   it("issues app tokens with client_credentials (form, multipart and JSON bodies)", async () => {
     const app = await makeApp();
-    const form = await call("POST", "/oauth/access_token", { form: { grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret } });
+    const form = await call("POST", "/oauth/access_token", {
+      form: { grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret },
+    });
     expect(form.status).toBe(200);
-    expect(form.body).toEqual({ access_token: expect.any(String), token_type: "bearer", scope: "basic", token: { app: { id: app.client_id, name: "Test app", url: "https://app.example.com" }, scopes: ["basic"] } });
+    expect(form.body).toEqual({
+      access_token: expect.any(String),
+      token_type: "bearer",
+      scope: "basic",
+      token: { app: { id: app.client_id, name: "Test app", url: "https://app.example.com" }, scopes: ["basic"] },
+    });
     const fd = new FormData();
     fd.set("grant_type", "client_credentials");
     fd.set("client_id", app.client_id);
     fd.set("client_secret", app.client_secret);
     expect((await call("POST", "/oauth/access_token", { body: fd })).status).toBe(200);
-    const json = await call("POST", "/oauth/access_token", { json: { grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret } });
+    const json = await call("POST", "/oauth/access_token", {
+      json: { grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret },
+    });
     expect(json.status).toBe(200);
   });
 
@@ -117,7 +141,14 @@ describe("admin bootstrap and OAuth", () => {
     const app = await makeApp();
     const user = await makeUser();
     const res = await call("POST", "/oauth/access_token", {
-      form: { grant_type: "password", client_id: app.client_id, password_grant_secret: app.password_grant_secret, username: user.username, password: user.password, scope: "stream email" },
+      form: {
+        grant_type: "password",
+        client_id: app.client_id,
+        password_grant_secret: app.password_grant_secret,
+        username: user.username,
+        password: user.password,
+        scope: "stream email",
+      },
     });
     expect(res.status).toBe(200);
     expect(res.body.user_id).toBe(user.id);
@@ -133,16 +164,31 @@ describe("admin bootstrap and OAuth", () => {
     expect(unknownGrant.status).toBe(400);
     expect(unknownGrant.body.error).toBe("unsupported_grant_type");
     expect(unknownGrant.body.meta.error_message).toContain("'grant_type'");
-    const wrongSecret = await call("POST", "/oauth/access_token", { form: { grant_type: "client_credentials", client_id: app.client_id, client_secret: "nope" } });
+    const wrongSecret = await call("POST", "/oauth/access_token", {
+      form: { grant_type: "client_credentials", client_id: app.client_id, client_secret: "nope" },
+    });
     expect(wrongSecret.status).toBe(401);
     expect(wrongSecret.body.error).toBe("invalid_client");
     const wrongPassword = await call("POST", "/oauth/access_token", {
-      form: { grant_type: "password", client_id: app.client_id, password_grant_secret: app.password_grant_secret, username: user.username, password: "wrong-password" },
+      form: {
+        grant_type: "password",
+        client_id: app.client_id,
+        password_grant_secret: app.password_grant_secret,
+        username: user.username,
+        password: "wrong-password",
+      },
     });
     expect(wrongPassword.status).toBe(400);
     expect(wrongPassword.body.error).toBe("invalid_grant");
     const badScope = await call("POST", "/oauth/access_token", {
-      form: { grant_type: "password", client_id: app.client_id, password_grant_secret: app.password_grant_secret, username: user.username, password: user.password, scope: "everything" },
+      form: {
+        grant_type: "password",
+        client_id: app.client_id,
+        password_grant_secret: app.password_grant_secret,
+        username: user.username,
+        password: user.password,
+        scope: "everything",
+      },
     });
     expect(badScope.status).toBe(400);
     expect(badScope.body.error).toBe("invalid_scope");
@@ -154,7 +200,13 @@ describe("admin bootstrap and OAuth", () => {
   it("runs the authorization_code flow through the consent page", async () => {
     const app = await makeApp({ url: "https://client.example.org" });
     const user = await makeUser();
-    const q = new URLSearchParams({ client_id: app.client_id, redirect_uri: "https://client.example.org/cb", scope: "files", response_type: "code", state: "xyz" });
+    const q = new URLSearchParams({
+      client_id: app.client_id,
+      redirect_uri: "https://client.example.org/cb",
+      scope: "files",
+      response_type: "code",
+      state: "xyz",
+    });
     const page = await call("GET", `/oauth/authenticate?${q}`);
     expect(page.status).toBe(200);
     expect(page.text).toContain("<form");
@@ -170,7 +222,13 @@ describe("admin bootstrap and OAuth", () => {
     expect(location.origin + location.pathname).toBe("https://client.example.org/cb");
     expect(location.searchParams.get("state")).toBe("xyz");
     const code = location.searchParams.get("code")!;
-    const exchange = { grant_type: "authorization_code", client_id: app.client_id, client_secret: app.client_secret, code, redirect_uri: "https://client.example.org/cb" };
+    const exchange = {
+      grant_type: "authorization_code",
+      client_id: app.client_id,
+      client_secret: app.client_secret,
+      code,
+      redirect_uri: "https://client.example.org/cb",
+    };
     const token = await call("POST", "/oauth/access_token", { form: exchange });
     expect(token.status).toBe(200);
     expect(token.body.user_id).toBe(user.id);

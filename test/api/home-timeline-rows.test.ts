@@ -52,9 +52,7 @@ describe("home timeline rows read", { timeout: 600_000 }, () => {
         const repostOf = i % 11 === 10 && replyTo == null && i > 3 ? first + i - 3 : null;
         rows.push(`(${author}, ${appId}, 0, ${replyTo ?? "null"}, ${repostOf ?? "null"}, ${repostOf ? "null" : `'post ${i}'`}, 1000, 1000)`);
       }
-      await DB.prepare(
-        `insert into posts (user_id, app_id, thread_id, reply_to, repost_of, text, created_at, revised_at) values ${rows.join(", ")}`,
-      ).run();
+      await DB.prepare(`insert into posts (user_id, app_id, thread_id, reply_to, repost_of, text, created_at, revised_at) values ${rows.join(", ")}`).run();
     }
     await DB.prepare(`update posts set thread_id = id where thread_id = 0`).run();
     await DB.prepare(`insert into post_mentions (post_id, user_id) select id, ${me} from posts where id >= ${first} and (id - ${first}) % 50 = 0`).run();
@@ -68,7 +66,7 @@ describe("home timeline rows read", { timeout: 600_000 }, () => {
     expect((await call("PUT", `/users/${muted}/mute`, { token: viewer.token })).status).toBe(200);
     const merged = await DB.prepare(`select user_id from merged_authors where user_id = ?`).bind(big).all();
     expect(merged.results).toHaveLength(1);
-    }, 600_000);
+  }, 600_000);
 
   /** The list by its definition: own and followed authors' posts (and mentions), none by or reposting the muted author. */
   async function expected(withMentions: boolean, beforeId?: number) {

@@ -120,7 +120,11 @@ describe("Idempotency-Key on creations", () => {
     });
     let running: ApiResponse | undefined;
     for (let i = 0; i < 50 && running?.status !== 409; i++) {
-      running = await keyed("POST", "/files", key, { token: a.token, body: "late bytes", headers: { "Content-Type": `multipart/form-data; boundary=${boundary}` } });
+      running = await keyed("POST", "/files", key, {
+        token: a.token,
+        body: "late bytes",
+        headers: { "Content-Type": `multipart/form-data; boundary=${boundary}` },
+      });
       if (running.status !== 409) await new Promise((r) => setTimeout(r, 20));
     }
     expect(running!.status).toBe(409);

@@ -136,7 +136,12 @@ describe("GET /users/me/interactions", () => {
     ]);
     const [rep, fol, rpl] = res.body.data;
     // Objects are full Post / User objects as the caller sees them.
-    expect(rep.objects[0]).toMatchObject({ id: p1.id, content: { text: "first post" }, user: { id: me.user.id }, counts: { reposts: 2, replies: 1, bookmarks: 1 } });
+    expect(rep.objects[0]).toMatchObject({
+      id: p1.id,
+      content: { text: "first post" },
+      user: { id: me.user.id },
+      counts: { reposts: 2, replies: 1, bookmarks: 1 },
+    });
     expect(fol.objects[0]).toMatchObject({ id: me.user.id, username: me.user.username });
     expect(rpl.objects[0].id).toBe(p1.id);
     expect(rpl.objects[0].id).not.toBe(reply.id);

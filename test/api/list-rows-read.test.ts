@@ -204,7 +204,11 @@ describe.skipIf(isPostgres)("rows read per list page at 20,000 posts (issue 27)"
         SELECT id, user_id, thread_id, 0, id % 2, ${pMax} FROM posts WHERE id > ${pMax} - 200 AND (id % 10 = 3 OR user_id = ${ctx.me}) AND repost_of IS NULL`),
       DB.prepare(`UPDATE messages SET deleted_mark = ${mMax} WHERE channel_id = ? AND id > ${mMax} - 100 AND id % 10 = 3`).bind(ctx.channel),
     ]);
-    for (const path of [`/posts/streams/global?since_id=${pMax - 30}`, `/users/${ctx.me}/posts?since_id=${pMax - 30}`, `/channels/${ctx.channel}/messages?since_id=${mMax - 30}`]) {
+    for (const path of [
+      `/posts/streams/global?since_id=${pMax - 30}`,
+      `/users/${ctx.me}/posts?since_id=${pMax - 30}`,
+      `/channels/${ctx.channel}/messages?since_id=${mMax - 30}`,
+    ]) {
       const res = await call("GET", `${path}&count=${COUNT}`, { token: ctx.token, now: NOW, headers: NO_CACHE });
       expect(res.status, res.text).toBe(200);
       expect(res.body.meta.deleted_ids ?? res.body.meta.revised_ids, path).toBeDefined();

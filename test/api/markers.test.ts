@@ -235,7 +235,10 @@ describe("markable streams: marker values of since_id/before_id and meta.marker"
    */
   async function checkValues(path: string, name: string, items: number[], token: string) {
     const [p1, p2, p3, p4, p5] = items;
-    const within = (res: any) => ids(res).map(Number).filter((id: number) => items.includes(id));
+    const within = (res: any) =>
+      ids(res)
+        .map(Number)
+        .filter((id: number) => items.includes(id));
     const get = async (query: string) => {
       const res = await call("GET", `${path}${path.includes("?") ? "&" : "?"}${query}`, { token });
       expect(res.status, `${path} ${query}: ${res.text}`).toBe(200);

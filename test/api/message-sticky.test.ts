@@ -71,7 +71,8 @@ describe("sticky messages", () => {
   it("any participant sticks in private-message channels", async () => {
     const a = await actor("messages");
     const b = await actor("messages");
-    const m = (await call("POST", "/channels/pm/messages", { token: a.token, json: { destinations: [b.user.id], text: "remember this" }, now: tick() })).body.data;
+    const m = (await call("POST", "/channels/pm/messages", { token: a.token, json: { destinations: [b.user.id], text: "remember this" }, now: tick() })).body
+      .data;
     const res = await stick(b.token, m.channel_id, m.id);
     expect(res.status).toBe(200);
     expect(res.body.data.is_sticky).toBe(true);

@@ -100,7 +100,12 @@ describe("POST /channels/{id}/messages", () => {
     expect((await send(a.token, ch.id, { text: "x".repeat(2048) })).status).toBe(201);
     const list = await call("GET", `/channels/${ch.id}/messages`, { token: a.token });
     expect(list.body.data).toHaveLength(1);
-    const plain = await call("POST", `/channels/${ch.id}/messages`, { token: a.token, body: JSON.stringify({ text: "x" }), headers: { "Content-Type": "text/plain" }, now: tick() });
+    const plain = await call("POST", `/channels/${ch.id}/messages`, {
+      token: a.token,
+      body: JSON.stringify({ text: "x" }),
+      headers: { "Content-Type": "text/plain" },
+      now: tick(),
+    });
     expect(plain.status).toBe(415);
   });
 
@@ -230,7 +235,11 @@ describe("private messages", () => {
     const a = await actor("messages");
     const b = await actor("messages");
     const c = await makeUser();
-    const first = await call("POST", "/channels/pm/messages", { token: a.token, json: { destinations: [`@${b.user.username}`, c.id], text: "hello both" }, now: tick() });
+    const first = await call("POST", "/channels/pm/messages", {
+      token: a.token,
+      json: { destinations: [`@${b.user.username}`, c.id], text: "hello both" },
+      now: tick(),
+    });
     expect(first.status).toBe(201);
     const pmId = first.body.data.channel_id;
     const ch = await call("GET", `/channels/${pmId}`, { token: a.token });
@@ -247,7 +256,11 @@ describe("private messages", () => {
       you_subscribed: true,
     });
 
-    const reply = await call("POST", "/channels/pm/messages", { token: b.token, json: { destinations: `${a.user.id},${c.id}`, text: "back", reply_to: first.body.data.id }, now: tick() });
+    const reply = await call("POST", "/channels/pm/messages", {
+      token: b.token,
+      json: { destinations: `${a.user.id},${c.id}`, text: "back", reply_to: first.body.data.id },
+      now: tick(),
+    });
     expect(reply.status).toBe(201);
     expect(reply.body.data).toMatchObject({ channel_id: pmId, reply_to: first.body.data.id, thread_id: first.body.data.id });
     const viaId = await send(b.token, pmId, { text: "by id" });
@@ -273,7 +286,11 @@ describe("private messages", () => {
     expect((await send(eve.token, m.channel_id, { text: "let me in" })).status).toBe(404);
     expect((await call("PUT", `/channels/${m.channel_id}/subscribe`, { token: eve.token, now: tick() })).status).toBe(404);
     expect((await call("DELETE", `/channels/${m.channel_id}/messages/${m.id}`, { token: eve.token, now: tick() })).status).toBe(404);
-    const reply = await call("POST", "/channels/pm/messages", { token: eve.token, json: { destinations: [a.user.id, b.user.id], text: "x", reply_to: m.id }, now: tick() });
+    const reply = await call("POST", "/channels/pm/messages", {
+      token: eve.token,
+      json: { destinations: [a.user.id, b.user.id], text: "x", reply_to: m.id },
+      now: tick(),
+    });
     expect(reply.status).toBe(400);
   });
 

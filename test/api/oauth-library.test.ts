@@ -72,7 +72,11 @@ describe("OAuth through a standard client library (oauth4webapi, client_secret_b
     // A wrong password is the user's failure, not the client's: 400 invalid_grant.
     const wrong = new URLSearchParams({ username: user.username, password: "not the password" });
     const refused = await oauth
-      .processGenericTokenEndpointResponse(as, client, await oauth.genericTokenEndpointRequest(as, client, oauth.ClientSecretBasic(app.password_grant_secret), "password", wrong, options))
+      .processGenericTokenEndpointResponse(
+        as,
+        client,
+        await oauth.genericTokenEndpointRequest(as, client, oauth.ClientSecretBasic(app.password_grant_secret), "password", wrong, options),
+      )
       .catch((e: unknown) => e);
     expect((refused as oauth.ResponseBodyError).error).toBe("invalid_grant");
   });
@@ -110,7 +114,10 @@ describe("OAuth through a standard client library (oauth4webapi, client_secret_b
   it("takes credentials in the body and the Basic header together only when they agree", async () => {
     const app = await makeApp();
     const header = { Authorization: basic(app.client_id, app.client_secret) };
-    const same = await call("POST", "/oauth/access_token", { form: { grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret }, headers: header });
+    const same = await call("POST", "/oauth/access_token", {
+      form: { grant_type: "client_credentials", client_id: app.client_id, client_secret: app.client_secret },
+      headers: header,
+    });
     expect(same.status, same.text).toBe(200);
     const other = await makeApp();
     for (const form of [{ client_id: other.client_id }, { client_secret: other.client_secret }] as Record<string, string>[]) {

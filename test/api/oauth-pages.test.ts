@@ -131,8 +131,16 @@ describe("OAuth consent page", () => {
       { q: "", status: 400, says: "does not say which app" },
       { q: new URLSearchParams({ client_id: "no-such-app", redirect_uri: REDIRECT, response_type: "code" }).toString(), status: 404, says: "not registered" },
       { q: new URLSearchParams({ client_id: app.client_id, response_type: "code" }).toString(), status: 400, says: "did not say where to send you back" },
-      { q: new URLSearchParams({ client_id: app.client_id, redirect_uri: "/cb", response_type: "code" }).toString(), status: 400, says: "full http or https address" },
-      { q: new URLSearchParams({ client_id: app.client_id, redirect_uri: "https://evil.example/cb", response_type: "code" }).toString(), status: 400, says: "not its own website" },
+      {
+        q: new URLSearchParams({ client_id: app.client_id, redirect_uri: "/cb", response_type: "code" }).toString(),
+        status: 400,
+        says: "full http or https address",
+      },
+      {
+        q: new URLSearchParams({ client_id: app.client_id, redirect_uri: "https://evil.example/cb", response_type: "code" }).toString(),
+        status: 400,
+        says: "not its own website",
+      },
     ];
     for (const { q, status, says } of cases) {
       const res = await call("GET", `/oauth/authenticate?${q}`);

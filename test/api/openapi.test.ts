@@ -67,7 +67,8 @@ describe("GET /v1/openapi.json", () => {
         for (const ex of examples) expect(JSON.stringify(ex), key).not.toMatch(/"(reply_to|is_nsfw)":(?!false)/);
       }
       for (const [status, res] of Object.entries(op.responses as Record<string, any>)) {
-        if (/^[45]\d\d$|^default$/.test(status) && res.content?.["application/json"]) expect(res.content["application/json"].example, `${key} ${status}`).toBeDefined();
+        if (/^[45]\d\d$|^default$/.test(status) && res.content?.["application/json"])
+          expect(res.content["application/json"].example, `${key} ${status}`).toBeDefined();
       }
     }
     const post = ops.find((o) => o.key === "POST /v1/posts")!.op;

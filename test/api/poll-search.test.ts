@@ -149,9 +149,15 @@ describe("general poll parameters", () => {
     ];
     for (const [q, want] of filters) {
       const mine = ids(await call("GET", `/users/me/polls?${q}`, { token: a.token, now }));
-      expect(mine.filter((id: string) => all.includes(id)), `/users/me/polls?${q}`).toEqual(want);
+      expect(
+        mine.filter((id: string) => all.includes(id)),
+        `/users/me/polls?${q}`,
+      ).toEqual(want);
       const responses = ids(await call("GET", `/users/me/polls/responses?${q}`, { token: a.token, now }));
-      expect(responses.filter((id: string) => all.includes(id)), `responses?${q}`).toEqual(want);
+      expect(
+        responses.filter((id: string) => all.includes(id)),
+        `responses?${q}`,
+      ).toEqual(want);
       const byIds = ids(await call("GET", `/polls?ids=${all.join(",")}&${q}`, { token: a.token, now }));
       expect(byIds, `/polls?${q}`).toEqual(want);
     }
@@ -162,14 +168,22 @@ describe("general poll parameters", () => {
     const raw = { "com.example.extra": [{ note: "hi" }] };
     const poll = await createPoll(a.token, { type: uniqueType(), raw });
     expect(poll).not.toHaveProperty("raw");
-    const created = await call("POST", "/polls?include_poll_raw=1", { token: a.token, json: { type: "com.example.poll", prompt: "p", options: ["a", "b"], raw }, now: T0 });
+    const created = await call("POST", "/polls?include_poll_raw=1", {
+      token: a.token,
+      json: { type: "com.example.poll", prompt: "p", options: ["a", "b"], raw },
+      now: T0,
+    });
     expect(created.body.data.raw).toEqual(raw);
     expect((await call("GET", `/polls/${poll.id}`, { token: a.token, now: T0 })).body.data).not.toHaveProperty("raw");
     expect((await call("GET", `/polls/${poll.id}?include_poll_raw=1`, { token: a.token, now: T0 })).body.data.raw).toEqual(raw);
     expect((await call("GET", `/polls/${poll.id}?include_raw=1`, { token: a.token, now: T0 })).body.data.raw).toEqual(raw);
     expect((await call("GET", `/polls?ids=${poll.id}&include_raw=1`, { token: a.token, now: T0 })).body.data[0].raw).toEqual(raw);
     expect((await call("GET", "/users/me/polls?include_poll_raw=1", { token: a.token, now: T0 })).body.data[0].raw).toEqual(raw);
-    const bad = await call("POST", "/polls", { token: a.token, json: { type: "com.example.poll", prompt: "p", options: ["a", "b"], raw: { notatype: [{}] } }, now: T0 });
+    const bad = await call("POST", "/polls", {
+      token: a.token,
+      json: { type: "com.example.poll", prompt: "p", options: ["a", "b"], raw: { notatype: [{}] } },
+      now: T0,
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.meta.error_message).toContain("raw");
     expect((await call("GET", `/polls/${poll.id}?include_poll_raw=2`, { token: a.token, now: T0 })).status).toBe(400);

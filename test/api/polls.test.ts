@@ -59,9 +59,20 @@ describe("POST /polls", () => {
     expect(Date.parse(a.closed_at) / 1000).toBe(T0 + 90 * 60);
     expect(a).toMatchObject({ is_anonymous: false, is_public: true, max_options: 2 });
     const closedAt = new Date((T0 + 3 * DAY) * 1000).toISOString();
-    const b = await createPoll(token, { closed_at: closedAt, options: [{ text: "B", position: 2 }, { text: "A", position: 1 }, { text: "C", position: 3 }] });
+    const b = await createPoll(token, {
+      closed_at: closedAt,
+      options: [
+        { text: "B", position: 2 },
+        { text: "A", position: 1 },
+        { text: "C", position: 3 },
+      ],
+    });
     expect(Date.parse(b.closed_at)).toBe(Date.parse(closedAt.slice(0, 19) + "Z"));
-    expect(b.options.map((o: any) => [o.position, o.text])).toEqual([[1, "A"], [2, "B"], [3, "C"]]);
+    expect(b.options.map((o: any) => [o.position, o.text])).toEqual([
+      [1, "A"],
+      [2, "B"],
+      [3, "C"],
+    ]);
     const c = await createPoll(token, { options: ["yes", "no"] });
     expect(c.options.map((o: any) => o.text)).toEqual(["yes", "no"]);
   });
@@ -69,7 +80,11 @@ describe("POST /polls", () => {
   it("counts prompt and option length in code points, not UTF-16 units", async () => {
     const { token } = await actor("polls");
     const emoji = "😀"; // 2 UTF-16 units, 1 code point
-    const ok = await call("POST", "/polls", { token, json: { ...NEW, prompt: emoji.repeat(256), options: [{ text: emoji.repeat(64) }, { text: "x" }] }, now: T0 });
+    const ok = await call("POST", "/polls", {
+      token,
+      json: { ...NEW, prompt: emoji.repeat(256), options: [{ text: emoji.repeat(64) }, { text: "x" }] },
+      now: T0,
+    });
     expect(ok.status).toBe(201);
     expect([...ok.body.data.prompt].length).toBe(256);
     const longPrompt = await call("POST", "/polls", { token, json: { ...NEW, prompt: emoji.repeat(257) }, now: T0 });
@@ -87,7 +102,15 @@ describe("POST /polls", () => {
     [{ options: Array.from({ length: 11 }, (_, i) => ({ text: `o${i}` })) }, "'options'"],
     [{ options: [{ text: "a" }, { text: "" }] }, "'options.1.text'"],
     [{ options: [{ text: "a" }, 5] }, "'options.1.text'"],
-    [{ options: [{ text: "a", position: 1 }, { text: "b", position: 1 }] }, "'options' positions"],
+    [
+      {
+        options: [
+          { text: "a", position: 1 },
+          { text: "b", position: 1 },
+        ],
+      },
+      "'options' positions",
+    ],
     [{ duration: 0 }, "'duration'"],
     [{ duration: 20161 }, "'duration'"],
     [{ duration: 1.5 }, "'duration'"],
@@ -270,7 +293,12 @@ describe("PUT /polls/{id}/response", () => {
     await Promise.all(voters.slice(0, 4).map((v) => respond(v.token, poll.id, [3], { now: T0 + 20 })));
     const res = await call("GET", `/polls/${poll.id}`, { token: creator.token, now: T0 + 2 * DAY });
     expect(res.body.data.options.map((o: any) => o.respondents)).toEqual([4, 2, 4]);
-    expect(res.body.data.options[2].respondent_ids.sort()).toEqual(voters.slice(0, 4).map((v) => v.user.id).sort());
+    expect(res.body.data.options[2].respondent_ids.sort()).toEqual(
+      voters
+        .slice(0, 4)
+        .map((v) => v.user.id)
+        .sort(),
+    );
   });
 
   it("records a poll_response interaction for the poll's creator in the same write", async () => {
@@ -341,8 +369,20 @@ describe("anonymity", () => {
     const responder = await makeUser();
     const loaded = (isAnonymous: boolean): LoadedPoll => ({
       poll: {
-        id: 1, userId: Number(creator.id), appId: 1, type: "com.example.poll", prompt: "?", content: null, isAnonymous, isPublic: true,
-        maxOptions: 1, pollToken: "secret", isDeleted: false, raw: null, createdAt: T0, closedAt: T0 + 60,
+        id: 1,
+        userId: Number(creator.id),
+        appId: 1,
+        type: "com.example.poll",
+        prompt: "?",
+        content: null,
+        isAnonymous,
+        isPublic: true,
+        maxOptions: 1,
+        pollToken: "secret",
+        isDeleted: false,
+        raw: null,
+        createdAt: T0,
+        closedAt: T0 + 60,
       },
       user: { ...creator, id: Number(creator.id), createdAt: T0, bookmarks: 0, clients: 0, followers: 0, following: 0, posts: 0 } as any,
       app: null,
@@ -400,7 +440,9 @@ describe("GET /polls?ids=", () => {
       ).bind(Number(creator.user.id), app!.id, `seeded ${i}`, T0, T0 + DAY),
     );
     const ids = (await DB.batch<{ id: number }>(inserts)).map((r) => r.results[0].id);
-    await DB.batch(ids.flatMap((id) => [1, 2].map((pos) => DB.prepare("insert into poll_options (poll_id, position, text) values (?, ?, ?)").bind(id, pos, `o${pos}`))));
+    await DB.batch(
+      ids.flatMap((id) => [1, 2].map((pos) => DB.prepare("insert into poll_options (poll_id, position, text) values (?, ?, ?)").bind(id, pos, `o${pos}`))),
+    );
     const reader = await other(creator.app);
     const asked = ["999999998", ...ids.map(String).reverse()];
     const res = await call("GET", `/polls?ids=${asked.join(",")}`, { token: reader.token, now: T0 + 5 });
@@ -541,7 +583,10 @@ describe("poll events on app streams", () => {
     const s = await openStream("/app?key=polls", appTok);
     if (!("ws" in s)) throw new Error(`stream refused: ${s.status}`);
     await s.next((f) => f.meta?.connection_id !== undefined);
-    const of = (id: string, match: (f: any) => boolean = () => true) => (f: any) => f.meta?.type === "poll" && f.data?.poll?.id === id && match(f);
+    const of =
+      (id: string, match: (f: any) => boolean = () => true) =>
+      (f: any) =>
+        f.meta?.type === "poll" && f.data?.poll?.id === id && match(f);
 
     const creator = await actor("polls");
     const voter = await other(creator.app);

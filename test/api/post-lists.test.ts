@@ -83,7 +83,9 @@ describe("post explore streams", { timeout: 60_000 }, () => {
   });
 
   it("photos, trending, newcomers and 256", async () => {
-    const photo = await post(a, "look", { raw: { "io.example.core.oembed": [{ type: "photo", url: "https://img.example/p.jpg", width: 10, height: 10, version: "1.0" }] } });
+    const photo = await post(a, "look", {
+      raw: { "io.example.core.oembed": [{ type: "photo", url: "https://img.example/p.jpg", width: 10, height: 10, version: "1.0" }] },
+    });
     const text = await post(a, "no photo here");
     const photos = idsOf(await call("GET", "/posts/streams/explore/photos?count=200"));
     expect(photos).toContain(photo.id);
@@ -236,17 +238,43 @@ describe("reads after writes", { timeout: 60_000 }, () => {
       await write();
       check(await read(path, token));
     };
-    await step(() => must(call("PUT", path, { token: author.token, json: { text: "after" } })), (q) => expect(q.content.text).toBe("after"));
-    await step(() => post(reader, "re", { reply_to: p.id }), (q) => expect(q.counts.replies).toBe(1));
-    await step(() => must(call("PUT", `${path}/repost`, { token: reader.token })), (q) => expect(q.counts.reposts).toBe(1));
-    await step(() => must(call("PUT", `${path}/bookmark`, { token: reader.token })), (q) => expect(q.you_bookmarked).toBe(true), reader.token);
-    await step(() => must(call("PATCH", "/users/me", { token: author.token, json: { name: "New Name" } })), (q) => expect(q.user.name).toBe("New Name"));
-    await step(() => must(call("PUT", `/users/${author.user.id}/follow`, { token: reader.token })), (q) => {
-      expect(q.user.you_follow).toBe(true);
-      expect(q.user.counts.followers).toBe(1);
-    }, reader.token);
-    await step(() => DB.prepare("UPDATE apps SET name = 'Renamed Client' WHERE id = ?").bind(Number(author.app.id)).run(), (q) => expect(q.source.name).toBe("Renamed Client"));
-    await step(() => must(call("DELETE", path, { token: author.token })), (q) => expect(q.is_deleted).toBe(true));
+    await step(
+      () => must(call("PUT", path, { token: author.token, json: { text: "after" } })),
+      (q) => expect(q.content.text).toBe("after"),
+    );
+    await step(
+      () => post(reader, "re", { reply_to: p.id }),
+      (q) => expect(q.counts.replies).toBe(1),
+    );
+    await step(
+      () => must(call("PUT", `${path}/repost`, { token: reader.token })),
+      (q) => expect(q.counts.reposts).toBe(1),
+    );
+    await step(
+      () => must(call("PUT", `${path}/bookmark`, { token: reader.token })),
+      (q) => expect(q.you_bookmarked).toBe(true),
+      reader.token,
+    );
+    await step(
+      () => must(call("PATCH", "/users/me", { token: author.token, json: { name: "New Name" } })),
+      (q) => expect(q.user.name).toBe("New Name"),
+    );
+    await step(
+      () => must(call("PUT", `/users/${author.user.id}/follow`, { token: reader.token })),
+      (q) => {
+        expect(q.user.you_follow).toBe(true);
+        expect(q.user.counts.followers).toBe(1);
+      },
+      reader.token,
+    );
+    await step(
+      () => DB.prepare("UPDATE apps SET name = 'Renamed Client' WHERE id = ?").bind(Number(author.app.id)).run(),
+      (q) => expect(q.source.name).toBe("Renamed Client"),
+    );
+    await step(
+      () => must(call("DELETE", path, { token: author.token })),
+      (q) => expect(q.is_deleted).toBe(true),
+    );
   });
 
   it("the personal, unified, user, mentions, tag and thread lists show a new post; unfollowing and becoming a feed take effect", async () => {
@@ -264,7 +292,11 @@ describe("reads after writes", { timeout: 60_000 }, () => {
     ];
     for (const [path, token] of lists) await read(path, token);
     const reply = await post(friend, `@${me.user.username} hi #afterwrites`, { reply_to: root.id });
-    for (const [path, token] of lists) expect((await read(path, token)).map((p: any) => p.id), path).toContain(reply.id);
+    for (const [path, token] of lists)
+      expect(
+        (await read(path, token)).map((p: any) => p.id),
+        path,
+      ).toContain(reply.id);
     await must(call("DELETE", `/users/${friend.user.id}/follow`, { token: me.token }));
     expect((await read("/posts/streams/me", me.token)).some((p: any) => p.user?.id === friend.user.id)).toBe(false);
     // The global stream lists human users' posts only.

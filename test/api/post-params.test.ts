@@ -48,7 +48,10 @@ describe("rendering parameters", { timeout: 60_000 }, () => {
     const original = await post(author, "present");
     expect((await call("PUT", "/users/me/presence", { token: author.token, json: { presence: "writing tests" } })).status).toBe(200);
     expect((await call("PUT", `/posts/${original.id}/repost`, { token: reposter.token })).status).toBe(201);
-    for (const [path, token] of [[`/users/${reposter.user.id}/posts`, c.token], ["/posts/streams/me", reposter.token]]) {
+    for (const [path, token] of [
+      [`/users/${reposter.user.id}/posts`, c.token],
+      ["/posts/streams/me", reposter.token],
+    ]) {
       const shown = await call("GET", `${path}?include_presence=1`, { token });
       const repost = shown.body.data.find((x: any) => x.repost_of?.id === original.id);
       expect(repost.user.presence, path).toBe("offline");

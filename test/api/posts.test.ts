@@ -211,7 +211,7 @@ describe("replies and threads", { timeout: 60_000 }, () => {
 });
 
 describe("PUT /posts/{id} (revise) and GET /posts/{id}/revisions", { timeout: 60_000 }, () => {
-  it("revises within 300 seconds, once; earlier versions are listed from revision \"0\"", async () => {
+  it('revises within 300 seconds, once; earlier versions are listed from revision "0"', async () => {
     const [a, m] = await Promise.all([actor(SCOPES), actor(SCOPES)]);
     const p = await post(a, "first version #draft", {}, T0);
     const none = await call("GET", `/posts/${p.id}/revisions`);
@@ -622,7 +622,9 @@ describe("one database round trip per read", { timeout: 60_000 }, () => {
     );
     const rows = await DB.batch(
       authors.flatMap((w, i) =>
-        Array.from({ length: 17 }, (_, k) => insert.bind(Number(w.user.id), appOf.get(w.app.client_id)!, `bulk ${i}/${k}`, `<span>bulk ${i}/${k}</span>`, at, at)),
+        Array.from({ length: 17 }, (_, k) =>
+          insert.bind(Number(w.user.id), appOf.get(w.app.client_id)!, `bulk ${i}/${k}`, `<span>bulk ${i}/${k}</span>`, at, at),
+        ),
       ),
     );
     await DB.prepare("update posts set thread_id = id where thread_id = 0").run();

@@ -82,7 +82,7 @@ describe("PUT /users/me/presence: the transitions of api.md §3", () => {
     });
     expect(await presenceOf(user.id, token, t + 1)).toEqual(res.body.data);
     expect((await present(token, t + 1)).find((p) => p.id === user.id)).toEqual(res.body.data);
-    const [ev] = (await presenceEvents(user.id));
+    const [ev] = await presenceEvents(user.id);
     expect(ev).toMatchObject({ type: "user_presence", data: [res.body.data] });
     expect(ev.isDeleted).toBeUndefined();
   });
@@ -130,7 +130,7 @@ describe("PUT /users/me/presence: the transitions of api.md §3", () => {
     expect(wrongType.status).toBe(400);
     expect(wrongType.body.meta.error_message).toContain("'presence'");
     expect(await presenceOf(user.id, token, t + 11)).toMatchObject({ presence: "before", last_seen_at: iso(t) });
-    expect((await presenceEvents(user.id))).toEqual([]);
+    expect(await presenceEvents(user.id)).toEqual([]);
   });
 
   it("any status → offline with `offline` or `0`: removed from the list, last_seen_at kept, deletion event", async () => {
@@ -144,7 +144,7 @@ describe("PUT /users/me/presence: the transitions of api.md §3", () => {
       expect(res.body.data).toMatchObject({ id: user.id, presence: "offline", last_seen_at: iso(t + 60) });
       expect((await present(token, t + 61)).some((p) => p.id === user.id)).toBe(false);
       expect(await presenceOf(user.id, token, t + 61)).toMatchObject({ presence: "offline", last_seen_at: iso(t + 60) });
-      const evs = (await presenceEvents(user.id));
+      const evs = await presenceEvents(user.id);
       expect(evs).toHaveLength(2);
       expect(evs[1]).toMatchObject({ isDeleted: true, data: [{ id: user.id, presence: "offline" }] });
     }
@@ -171,7 +171,7 @@ describe("PUT /users/me/presence: the transitions of api.md §3", () => {
     await call("PUT", "/users/me/presence", { token, now: t });
     const renewed = await call("PUT", "/users/me/presence", { token, form: { presence: "1" }, now: t + 30 });
     expect(renewed.body.data.last_seen_at).toBe(iso(t + 30));
-    expect((await presenceEvents(user.id))).toHaveLength(1);
+    expect(await presenceEvents(user.id)).toHaveLength(1);
   });
 });
 
@@ -218,7 +218,12 @@ describe("update_presence on any authenticated call (convention 6)", () => {
     const list = await call("GET", "/presence?update_presence=coding", { token, now: t + 1 });
     expect(list.body.meta.updated_presence).toBe(true);
     expect(list.body.data.find((p: { id: string }) => p.id === user.id)).toMatchObject({ presence: "coding", last_seen_at: iso(t + 1) });
-    for (const [value, expected] of [["", "online"], ["offline", "offline"], ["caf%C3%A9", "café"], ["0", "offline"]]) {
+    for (const [value, expected] of [
+      ["", "online"],
+      ["offline", "offline"],
+      ["caf%C3%A9", "café"],
+      ["0", "offline"],
+    ]) {
       const r = await call("GET", `/sys/config?update_presence=${value}`, { token, now: t + 2 });
       expect(r.body.meta.updated_presence, value).toBe(true);
       expect((await presenceOf(user.id, token, t + 2)).presence, value).toBe(expected);
@@ -261,7 +266,7 @@ describe("update_presence on any authenticated call (convention 6)", () => {
     expect(res.body.meta).toEqual({ code: 200, updated_presence: true });
     expect(res.body.data).toMatchObject({ presence: "from query", last_seen_at: iso(t) });
     expect(await presenceOf(user.id, token, t)).toMatchObject({ presence: "from query" });
-    expect((await presenceEvents(user.id))).toHaveLength(1);
+    expect(await presenceEvents(user.id)).toHaveLength(1);
     // The body is not even read: an over-long body value does not matter.
     const off = await call("PUT", "/users/me/presence?update_presence=0", { token, form: { presence: "z".repeat(101) }, now: t + 1 });
     expect(off.status).toBe(200);
@@ -296,7 +301,7 @@ describe("expiry: 15 minutes without a newer status", () => {
     events = [];
     expect(await runDurableObjectAlarm(timer(user.id))).toBe(true);
     expect(await row(user.id)).toEqual({ presence: "offline", last_seen_at: set, expires_at: 0 });
-    const evs = (await presenceEvents(user.id));
+    const evs = await presenceEvents(user.id);
     expect(evs).toHaveLength(1);
     expect(evs[0]).toMatchObject({
       type: "user_presence",
@@ -308,7 +313,7 @@ describe("expiry: 15 minutes without a newer status", () => {
     await runInDurableObject(timer(user.id), (instance) => instance.alarm());
     expect(await runDurableObjectAlarm(timer(user.id))).toBe(false);
     expect(await row(user.id)).toEqual({ presence: "offline", last_seen_at: set, expires_at: 0 });
-    expect((await presenceEvents(user.id))).toHaveLength(1);
+    expect(await presenceEvents(user.id)).toHaveLength(1);
   });
 
   it("a status renewed after the alarm was set is not taken offline; the alarm moves to the new expiry", async () => {
@@ -321,7 +326,7 @@ describe("expiry: 15 minutes without a newer status", () => {
     events = [];
     expect(await runDurableObjectAlarm(timer(user.id))).toBe(true);
     expect(await row(user.id)).toEqual({ presence: "two", last_seen_at: renewedAt, expires_at: renewedAt + LIFETIME });
-    expect((await presenceEvents(user.id))).toEqual([]);
+    expect(await presenceEvents(user.id)).toEqual([]);
     const alarmAt = await runInDurableObject(timer(user.id), (_i, state) => state.storage.getAlarm());
     expect(alarmAt).toBe((renewedAt + LIFETIME) * 1000);
     expect((await presenceOf(user.id, token)).presence).toBe("two");
@@ -336,7 +341,7 @@ describe("expiry: 15 minutes without a newer status", () => {
     events = [];
     expect(await runDurableObjectAlarm(timer(user.id))).toBe(true);
     expect(await row(user.id)).toEqual({ presence: "offline", last_seen_at: set + 10, expires_at: 0 });
-    expect((await presenceEvents(user.id))).toEqual([]);
+    expect(await presenceEvents(user.id)).toEqual([]);
     // Back online from offline arms the timer again.
     const back = realNow();
     await call("GET", "/token?update_presence=1", { token, now: back });
@@ -346,7 +351,7 @@ describe("expiry: 15 minutes without a newer status", () => {
     events = [];
     expect(await runDurableObjectAlarm(timer(user.id))).toBe(true);
     expect((await row(user.id))?.presence).toBe("online");
-    expect((await presenceEvents(user.id))).toEqual([]);
+    expect(await presenceEvents(user.id)).toEqual([]);
   });
 
   it("a user who was never armed has no alarm", async () => {

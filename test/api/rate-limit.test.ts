@@ -147,7 +147,13 @@ describe("authenticated callers: per token", { timeout: 60_000 }, () => {
     expect(rate(second)).toEqual({ limit: authorized.reads, remaining: authorized.reads - 2, reset: authorized.read_reset_seconds - 100 });
     // Another token of the same user has its own bucket.
     const other = await call("POST", "/oauth/access_token", {
-      form: { grant_type: "password", client_id: app.client_id, password_grant_secret: app.password_grant_secret, username: user.username, password: user.password },
+      form: {
+        grant_type: "password",
+        client_id: app.client_id,
+        password_grant_secret: app.password_grant_secret,
+        username: user.username,
+        password: user.password,
+      },
     });
     const otherRead = await client().get("/token", { token: other.body.access_token, now: T + 100 });
     expect(rate(otherRead).remaining).toBe(authorized.reads - 1);
@@ -180,7 +186,13 @@ describe("authenticated callers: per token", { timeout: 60_000 }, () => {
     const login = () =>
       c.send("POST", "/oauth/access_token", {
         now: T,
-        form: { grant_type: "password", client_id: app.client_id, password_grant_secret: app.password_grant_secret, username: user.username, password: user.password },
+        form: {
+          grant_type: "password",
+          client_id: app.client_id,
+          password_grant_secret: app.password_grant_secret,
+          username: user.username,
+          password: user.password,
+        },
       });
     const results = await Promise.all(Array.from({ length: authorized.writes + 5 }, login));
     expect(results.filter((r) => r.status === 200)).toHaveLength(authorized.writes);
@@ -309,11 +321,7 @@ describe("what is not limited", { timeout: 60_000 }, () => {
     const ip = randomIp();
     for (let i = 0; i < anonymous.reads + 5; i++) {
       const ctx = createExecutionContext();
-      const res = await app.fetch(
-        new Request("http://api.test/v1/sys/config", { headers: { "CF-Connecting-IP": ip } }),
-        { ...env, RATE_LIMITS: "0" },
-        ctx,
-      );
+      const res = await app.fetch(new Request("http://api.test/v1/sys/config", { headers: { "CF-Connecting-IP": ip } }), { ...env, RATE_LIMITS: "0" }, ctx);
       await waitOnExecutionContext(ctx);
       expect(res.status).toBe(200);
       expect(res.headers.get("x-ratelimit-limit")).toBeNull();

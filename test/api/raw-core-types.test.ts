@@ -60,20 +60,39 @@ describe("io.example.core.language", () => {
     const ok = await must(createPost(alice.token, { "io.example.core.language": [{ language: "en" }] }), 201);
     expect(ok.data.raw["io.example.core.language"]).toEqual([{ language: "en" }]);
     const before = await postCount(alice);
-    await refused(createPost(alice.token, { "io.example.core.language": [{ language: "en" }, { language: "english" }] }), "raw.io.example.core.language[1].language", /ISO 639-1/);
+    await refused(
+      createPost(alice.token, { "io.example.core.language": [{ language: "en" }, { language: "english" }] }),
+      "raw.io.example.core.language[1].language",
+      /ISO 639-1/,
+    );
     await refused(createPost(alice.token, { "io.example.core.language": [{}] }), "raw.io.example.core.language[0].language", /is required/);
     expect(await postCount(alice)).toBe(before);
     await must(sendPm(alice.token, bob.user.id, { "io.example.core.language": [{ language: "ja" }] }), 201);
-    await refused(sendPm(alice.token, bob.user.id, { "io.example.core.language": [{ language: 5 }] }), "raw.io.example.core.language[0].language", /must be a string/);
+    await refused(
+      sendPm(alice.token, bob.user.id, { "io.example.core.language": [{ language: 5 }] }),
+      "raw.io.example.core.language[0].language",
+      /must be a string/,
+    );
   });
 });
 
 describe("io.example.core.crosspost and fallback_url", () => {
   it("check their URLs and the source pair", async () => {
     const crosspost = { canonical_url: "https://social.example/status/1", source: { name: "Social", url: "https://social.example" }, user: { username: "x" } };
-    await must(createPost(alice.token, { "io.example.core.crosspost": [crosspost], "io.example.core.fallback_url": [{ url: "https://web.example/p/1" }] }), 201);
-    await refused(createPost(alice.token, { "io.example.core.crosspost": [{ ...crosspost, canonical_url: "not a url" }] }), "raw.io.example.core.crosspost[0].canonical_url", /http or https URL/);
-    await refused(createPost(alice.token, { "io.example.core.crosspost": [{ ...crosspost, source: { name: "Social" } }] }), "raw.io.example.core.crosspost[0].source.url", /is required/);
+    await must(
+      createPost(alice.token, { "io.example.core.crosspost": [crosspost], "io.example.core.fallback_url": [{ url: "https://web.example/p/1" }] }),
+      201,
+    );
+    await refused(
+      createPost(alice.token, { "io.example.core.crosspost": [{ ...crosspost, canonical_url: "not a url" }] }),
+      "raw.io.example.core.crosspost[0].canonical_url",
+      /http or https URL/,
+    );
+    await refused(
+      createPost(alice.token, { "io.example.core.crosspost": [{ ...crosspost, source: { name: "Social" } }] }),
+      "raw.io.example.core.crosspost[0].source.url",
+      /is required/,
+    );
     await refused(createPost(alice.token, { "io.example.core.fallback_url": [{ url: "javascript:alert(1)" }] }), "raw.io.example.core.fallback_url[0].url");
   });
 });
@@ -81,7 +100,12 @@ describe("io.example.core.crosspost and fallback_url", () => {
 describe("io.example.core.chat-settings", () => {
   it("is checked on channels, its description processed like a post's text", async () => {
     const text = `Come in @${bob.user.username}, see https://music.example.com #jazz`;
-    const ch = (await must(createChannel(alice.token, { raw: { "io.example.core.chat-settings": [{ name: "Lounge", description: { text }, categories: ["fun", "community"] }] } }), 201)).data;
+    const ch = (
+      await must(
+        createChannel(alice.token, { raw: { "io.example.core.chat-settings": [{ name: "Lounge", description: { text }, categories: ["fun", "community"] }] } }),
+        201,
+      )
+    ).data;
     const description = ch.raw["io.example.core.chat-settings"][0].description;
     expect(description.text).toBe(text);
     expect(description.html).toContain("itemtype=");
@@ -90,20 +114,45 @@ describe("io.example.core.chat-settings", () => {
     expect(description.entities.tags).toMatchObject([{ text: "jazz" }]);
 
     // The pre-1.0 plain string description is taken too.
-    const plain = (await must(createChannel(alice.token, { raw: { "io.example.core.chat-settings": [{ name: "Old", description: "just #words" }] } }), 201)).data;
+    const plain = (await must(createChannel(alice.token, { raw: { "io.example.core.chat-settings": [{ name: "Old", description: "just #words" }] } }), 201))
+      .data;
     expect(plain.raw["io.example.core.chat-settings"][0].description).toMatchObject({ text: "just #words", entities: { tags: [{ text: "words" }] } });
 
     const settings = (v: Record<string, unknown>) => ({ raw: { "io.example.core.chat-settings": [{ name: "Room", ...v }] } });
-    await refused(createChannel(alice.token, settings({ categories: ["fun", "sports"] })), "raw.io.example.core.chat-settings[0].categories[1]", /must be one of/);
-    await refused(createChannel(alice.token, settings({ categories: ["fun", "tech", "event", "general"] })), "raw.io.example.core.chat-settings[0].categories", /at most 3/);
+    await refused(
+      createChannel(alice.token, settings({ categories: ["fun", "sports"] })),
+      "raw.io.example.core.chat-settings[0].categories[1]",
+      /must be one of/,
+    );
+    await refused(
+      createChannel(alice.token, settings({ categories: ["fun", "tech", "event", "general"] })),
+      "raw.io.example.core.chat-settings[0].categories",
+      /at most 3/,
+    );
     await refused(createChannel(alice.token, settings({ name: " " })), "raw.io.example.core.chat-settings[0].name");
-    await refused(createChannel(alice.token, settings({ description: { text: "x".repeat(257) } })), "raw.io.example.core.chat-settings[0].description.text", /256/);
-    await refused(createChannel(alice.token, settings({ description: { html: "<b>" } })), "raw.io.example.core.chat-settings[0].description", /object with .text./);
-    await refused(createPost(alice.token, { "io.example.core.chat-settings": [{ name: "Room" }] }), "raw.io.example.core.chat-settings", /only be attached to channels/);
+    await refused(
+      createChannel(alice.token, settings({ description: { text: "x".repeat(257) } })),
+      "raw.io.example.core.chat-settings[0].description.text",
+      /256/,
+    );
+    await refused(
+      createChannel(alice.token, settings({ description: { html: "<b>" } })),
+      "raw.io.example.core.chat-settings[0].description",
+      /object with .text./,
+    );
+    await refused(
+      createPost(alice.token, { "io.example.core.chat-settings": [{ name: "Room" }] }),
+      "raw.io.example.core.chat-settings",
+      /only be attached to channels/,
+    );
 
     // An update with a wrong shape changes nothing.
     await refused(
-      call("PUT", `/channels/${ch.id}`, { token: alice.token, json: { raw: { "io.example.core.chat-settings": [{ description: { text: "no name" } }] } }, now: tick() }),
+      call("PUT", `/channels/${ch.id}`, {
+        token: alice.token,
+        json: { raw: { "io.example.core.chat-settings": [{ description: { text: "no name" } }] } },
+        now: tick(),
+      }),
       "raw.io.example.core.chat-settings[0].name",
     );
     const after = (await must(call("GET", `/channels/${ch.id}?include_channel_raw=1`, { token: alice.token }))).data;
@@ -121,9 +170,20 @@ describe("io.example.core.channel.invite", () => {
     const made = await must(createPost(bob.token, { "io.example.core.channel.invite": [{ channel_id: room.id, name: "forged" }] }), 201);
     expect(made.data.raw["io.example.core.channel.invite"]).toEqual([{ channel_id: room.id, name: "Invite Room" }]);
     const hidden = (await must(createChannel(alice.token, { acl: {}, raw: { "io.example.core.chat-settings": [{ name: "Secret" }] } }), 201)).data;
-    await refused(createPost(bob.token, { "io.example.core.channel.invite": [{ channel_id: hidden.id }] }), "raw.io.example.core.channel.invite[0].channel_id", /no channel you can read/);
-    await refused(createPost(bob.token, { "io.example.core.channel.invite": [{ channel_id: "999999999" }] }), "raw.io.example.core.channel.invite[0].channel_id");
-    await refused(createPost(bob.token, { "io.example.core.channel.invite": [{ channel_id: "abc" }] }), "raw.io.example.core.channel.invite[0].channel_id", /object id/);
+    await refused(
+      createPost(bob.token, { "io.example.core.channel.invite": [{ channel_id: hidden.id }] }),
+      "raw.io.example.core.channel.invite[0].channel_id",
+      /no channel you can read/,
+    );
+    await refused(
+      createPost(bob.token, { "io.example.core.channel.invite": [{ channel_id: "999999999" }] }),
+      "raw.io.example.core.channel.invite[0].channel_id",
+    );
+    await refused(
+      createPost(bob.token, { "io.example.core.channel.invite": [{ channel_id: "abc" }] }),
+      "raw.io.example.core.channel.invite[0].channel_id",
+      /object id/,
+    );
   });
 });
 
@@ -131,12 +191,21 @@ describe("io.example.core.oembed and oembed.metadata", () => {
   const photo = { version: "1.0", type: "photo", width: 10, height: 10, url: "https://img.example/p.jpg" };
   it("oembed: on posts, messages, channels and polls (not files), with the fields its type requires", async () => {
     await must(createPost(alice.token, { "io.example.core.oembed": [photo, { version: "1.0", type: "rich", width: 5, height: 5, html: "<p>" }] }), 201);
-    await must(sendPm(alice.token, bob.user.id, { "io.example.core.oembed": [{ version: "1.0", type: "audio", url: "https://a.example/x.mp3", duration: 3 }] }), 201);
+    await must(
+      sendPm(alice.token, bob.user.id, { "io.example.core.oembed": [{ version: "1.0", type: "audio", url: "https://a.example/x.mp3", duration: 3 }] }),
+      201,
+    );
     const { url: _url, ...noUrl } = photo;
     await refused(createPost(alice.token, { "io.example.core.oembed": [noUrl] }), "raw.io.example.core.oembed[0].url", /required of a photo/);
     await refused(createPost(alice.token, { "io.example.core.oembed": [{ ...photo, version: "2.0" }] }), "raw.io.example.core.oembed[0].version");
-    await refused(createPost(alice.token, { "io.example.core.oembed": [{ ...photo, thumbnail_url: "https://img.example/t.jpg" }] }), "raw.io.example.core.oembed[0].thumbnail_width");
-    await refused(sendPm(alice.token, bob.user.id, { "io.example.core.oembed": [{ version: "1.0", type: "audio", url: "https://a.example/x.mp3" }] }), "raw.io.example.core.oembed[0].duration");
+    await refused(
+      createPost(alice.token, { "io.example.core.oembed": [{ ...photo, thumbnail_url: "https://img.example/t.jpg" }] }),
+      "raw.io.example.core.oembed[0].thumbnail_width",
+    );
+    await refused(
+      sendPm(alice.token, bob.user.id, { "io.example.core.oembed": [{ version: "1.0", type: "audio", url: "https://a.example/x.mp3" }] }),
+      "raw.io.example.core.oembed[0].duration",
+    );
     await must(createChannel(alice.token, { raw: { "io.example.core.oembed": [photo] } }), 201);
     const f = await upload(alice.token, fx.png);
     await refused(
@@ -148,10 +217,16 @@ describe("io.example.core.oembed and oembed.metadata", () => {
 
   it("oembed.metadata: on files only", async () => {
     const f = await upload(alice.token, fx.png);
-    const patched = await must(call("PATCH", `/files/${f.id}?include_file_raw=1`, { token: alice.token, json: { raw: { "io.example.core.oembed.metadata": [photo] } }, now: tick() }));
+    const patched = await must(
+      call("PATCH", `/files/${f.id}?include_file_raw=1`, { token: alice.token, json: { raw: { "io.example.core.oembed.metadata": [photo] } }, now: tick() }),
+    );
     expect(patched.data.raw["io.example.core.oembed.metadata"]).toEqual([photo]);
     await refused(
-      call("PATCH", `/files/${f.id}`, { token: alice.token, json: { raw: { "io.example.core.oembed.metadata": [{ ...photo, type: "video", html: undefined }] } }, now: tick() }),
+      call("PATCH", `/files/${f.id}`, {
+        token: alice.token,
+        json: { raw: { "io.example.core.oembed.metadata": [{ ...photo, type: "video", html: undefined }] } },
+        now: tick(),
+      }),
       "raw.io.example.core.oembed.metadata[0].html",
     );
     const still = (await must(call("GET", `/files/${f.id}?include_file_raw=1`, { token: alice.token }))).data;
@@ -162,12 +237,32 @@ describe("io.example.core.oembed and oembed.metadata", () => {
 
 describe("io.example.core.poll-notice", () => {
   it("is made by +io.example.core.poll; one written out by hand must have the notice's shape", async () => {
-    const poll = (await must(call("POST", "/polls", { token: alice.token, json: { type: "com.example.poll", prompt: "Tea?", options: [{ text: "Yes" }, { text: "No" }] }, now: tick() }), 201)).data;
-    const made = await must(createPost(alice.token, { "io.example.core.poll-notice": [{ "+io.example.core.poll": { poll_id: poll.id, poll_token: poll.poll_token } }] }), 201);
+    const poll = (
+      await must(
+        call("POST", "/polls", {
+          token: alice.token,
+          json: { type: "com.example.poll", prompt: "Tea?", options: [{ text: "Yes" }, { text: "No" }] },
+          now: tick(),
+        }),
+        201,
+      )
+    ).data;
+    const made = await must(
+      createPost(alice.token, { "io.example.core.poll-notice": [{ "+io.example.core.poll": { poll_id: poll.id, poll_token: poll.poll_token } }] }),
+      201,
+    );
     const notice = made.data.raw["io.example.core.poll-notice"][0];
     await must(createPost(bob.token, { "io.example.core.poll-notice": [notice] }), 201);
-    await refused(createPost(bob.token, { "io.example.core.poll-notice": [{ ...notice, options: notice.options.slice(0, 1) }] }), "raw.io.example.core.poll-notice[0].options", /at least 2/);
-    await refused(createPost(bob.token, { "io.example.core.poll-notice": [{ ...notice, closed_at: "tomorrow" }] }), "raw.io.example.core.poll-notice[0].closed_at", /ISO 8601/);
+    await refused(
+      createPost(bob.token, { "io.example.core.poll-notice": [{ ...notice, options: notice.options.slice(0, 1) }] }),
+      "raw.io.example.core.poll-notice[0].options",
+      /at least 2/,
+    );
+    await refused(
+      createPost(bob.token, { "io.example.core.poll-notice": [{ ...notice, closed_at: "tomorrow" }] }),
+      "raw.io.example.core.poll-notice[0].closed_at",
+      /ISO 8601/,
+    );
   });
 });
 
@@ -176,11 +271,25 @@ describe("io.example.core.channel.avatar and channel.cover", () => {
     const avatar = await upload(alice.token, pngSized(200, 200));
     const cover = await upload(alice.token, pngSized(680, 340));
     const value = (f: { id: string; file_token: string }) => [{ [FILE]: { file_id: f.id, file_token: f.file_token, format: "metadata" } }];
-    const ch = (await must(createChannel(alice.token, { raw: { "io.example.core.channel.avatar": value(avatar), "io.example.core.channel.cover": value(cover) } }), 201)).data;
+    const ch = (
+      await must(createChannel(alice.token, { raw: { "io.example.core.channel.avatar": value(avatar), "io.example.core.channel.cover": value(cover) } }), 201)
+    ).data;
     expect(ch.raw["io.example.core.channel.avatar"][0]).toMatchObject({ file_id: avatar.id, image_info: { width: 200, height: 200 } });
-    await refused(createChannel(alice.token, { raw: { "io.example.core.channel.avatar": value(cover) } }), "raw.io.example.core.channel.avatar[0].image_info.width", /200×200/);
-    await refused(createChannel(alice.token, { raw: { "io.example.core.channel.cover": [{ file_id: cover.id, image_info: { width: 680, height: 340 } }] } }), `raw.io.example.core.channel.cover[0].${FILE}`, /format 'metadata'/);
-    await refused(createPost(alice.token, { "io.example.core.channel.avatar": value(avatar) }), "raw.io.example.core.channel.avatar", /only be attached to channels/);
+    await refused(
+      createChannel(alice.token, { raw: { "io.example.core.channel.avatar": value(cover) } }),
+      "raw.io.example.core.channel.avatar[0].image_info.width",
+      /200×200/,
+    );
+    await refused(
+      createChannel(alice.token, { raw: { "io.example.core.channel.cover": [{ file_id: cover.id, image_info: { width: 680, height: 340 } }] } }),
+      `raw.io.example.core.channel.cover[0].${FILE}`,
+      /format 'metadata'/,
+    );
+    await refused(
+      createPost(alice.token, { "io.example.core.channel.avatar": value(avatar) }),
+      "raw.io.example.core.channel.avatar",
+      /only be attached to channels/,
+    );
   });
 });
 
@@ -188,7 +297,14 @@ describe("other writes and types", () => {
   it("polls, files, the user profile and channel updates are checked; unknown core types refused; other types kept as sent", async () => {
     const bad = { "io.example.core.language": [{ language: "xyz" }] };
     const field = "raw.io.example.core.language[0].language";
-    await refused(call("POST", "/polls", { token: alice.token, json: { type: "com.example.poll", prompt: "Q?", options: [{ text: "a" }, { text: "b" }], raw: bad }, now: tick() }), field);
+    await refused(
+      call("POST", "/polls", {
+        token: alice.token,
+        json: { type: "com.example.poll", prompt: "Q?", options: [{ text: "a" }, { text: "b" }], raw: bad },
+        now: tick(),
+      }),
+      field,
+    );
     const form = new FormData();
     form.set("content", new Blob([fx.png]), "x.png");
     form.set("type", "com.example.photo");

@@ -28,7 +28,9 @@ async function copyPrimaryToReplica(...tokens: string[]) {
 
 describe("bookmarks on both backends", () => {
   it("CORS lets a browser send the bookmark and read it", async () => {
-    const pre = await call("OPTIONS", "/posts", { headers: { Origin: "https://app.example", "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "x-db-bookmark" } });
+    const pre = await call("OPTIONS", "/posts", {
+      headers: { Origin: "https://app.example", "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "x-db-bookmark" },
+    });
     expect(pre.headers.get("Access-Control-Allow-Headers")?.toLowerCase()).toContain("x-db-bookmark");
     const res = await call("GET", "/posts/streams/global", { headers: { Origin: "https://app.example" } });
     expect(res.headers.get("Access-Control-Expose-Headers")?.toLowerCase()).toContain("x-db-bookmark");

@@ -13,7 +13,10 @@ describe("the private-message channel's ACL (how-to/private-messages.md)", () =>
     const a = await actor("messages");
     const b = await actor("messages");
     const c = await actor("messages");
-    const sent = await must(call("POST", "/channels/pm/messages", { token: a.token, json: { destinations: [b.user.id, `@${c.user.username}`], text: "hi" }, now: tick() }), 201);
+    const sent = await must(
+      call("POST", "/channels/pm/messages", { token: a.token, json: { destinations: [b.user.id, `@${c.user.username}`], text: "hi" }, now: tick() }),
+      201,
+    );
     const pm = sent.data.channel_id;
     const everyone = [a.user.id, b.user.id, c.user.id].sort((x, y) => Number(x) - Number(y));
     for (const who of [a, b]) {
@@ -40,7 +43,13 @@ describe("the private-message channel's ACL (how-to/private-messages.md)", () =>
 });
 
 describe("PUT /polls/{id}/response with `positions` in the query (resources/polls/lifecycle.md)", () => {
-  const NEW = { type: "com.example.poll", prompt: "Tea or coffee?", options: [{ text: "Tea" }, { text: "Coffee" }, { text: "Water" }], max_options: 2, is_public: true };
+  const NEW = {
+    type: "com.example.poll",
+    prompt: "Tea or coffee?",
+    options: [{ text: "Tea" }, { text: "Coffee" }, { text: "Water" }],
+    max_options: 2,
+    is_public: true,
+  };
 
   it("takes positions comma-separated or repeated, without a body; the query wins over a body", async () => {
     const creator = await actor("polls");

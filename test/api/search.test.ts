@@ -40,10 +40,14 @@ beforeAll(async () => {
   R = await channel(alice, {});
   pollId = (await DB.prepare(
     "INSERT INTO polls (user_id, app_id, type, prompt, poll_token, created_at, closed_at) VALUES (?, 1, 'com.example.poll', 'Which?', 'ptok', 0, 0) RETURNING id",
-  ).bind(Number(alice.user.id)).first<{ id: number }>())!.id;
+  )
+    .bind(Number(alice.user.id))
+    .first<{ id: number }>())!.id;
   fileId = (await DB.prepare(
     "INSERT INTO files (user_id, app_id, kind, type, name, file_token, file_token_read, created_at, is_complete, storage_key, mime_type, media_info) VALUES (?, 1, 'image', 'com.example.photo', 'p.png', 'ft', 'ftr', 0, 1, 'search-test/p.png', 'image/png', '{\"width\":1,\"height\":1}') RETURNING id",
-  ).bind(Number(alice.user.id)).first<{ id: number }>())!.id;
+  )
+    .bind(Number(alice.user.id))
+    .first<{ id: number }>())!.id;
 
   m.A = await post(alice, P, { text: `@${bob.user.username} running foxes are quick #Animals https://www.example.com/page` });
   m.B = await post(bob, P, { text: `a fox ran quickly past @${alice.user.username} #nature_walk http://news.example.org/x`, reply_to: m.A.id });
@@ -136,7 +140,24 @@ describe("GET /channels/messages/search: orders and words", () => {
   });
 
   it("treats any q as words, never as query syntax (no 500)", async () => {
-    const hostile = ['"', 'fox"', "NEAR(fox", "fox*", "fox OR", "AND", "-fox", "fox:bar", "^fox", "(fox)", "'", "{text}: fox", "🦊", "fox NOT", "text:fox", '""fox""'];
+    const hostile = [
+      '"',
+      'fox"',
+      "NEAR(fox",
+      "fox*",
+      "fox OR",
+      "AND",
+      "-fox",
+      "fox:bar",
+      "^fox",
+      "(fox)",
+      "'",
+      "{text}: fox",
+      "🦊",
+      "fox NOT",
+      "text:fox",
+      '""fox""',
+    ];
     for (const q of hostile) {
       const res = await call("GET", `/channels/messages/search?channel_ids=${P}&q=${encodeURIComponent(q)}`);
       expect(res.status, q).toBe(200);

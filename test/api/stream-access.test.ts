@@ -131,7 +131,8 @@ describe("subscribers rechecked at delivery", () => {
 
   it("a token deleted without its event reaching the stream (the row is gone)", () =>
     receivesNothingAfter(async ({ reader }) => {
-      const tokenId = (await DB.prepare("SELECT token_id FROM stream_subscriptions WHERE connection_id = ?").bind(reader.cid).first<{ token_id: number }>())!.token_id;
+      const tokenId = (await DB.prepare("SELECT token_id FROM stream_subscriptions WHERE connection_id = ?").bind(reader.cid).first<{ token_id: number }>())!
+        .token_id;
       expect(tokenId).toBeGreaterThan(0);
       await DB.prepare("DELETE FROM tokens WHERE id = ?").bind(tokenId).run();
     }));
@@ -148,7 +149,10 @@ describe("user stream sockets per token", () => {
     const open = [];
     for (let i = 0; i < 10; i++) open.push(await socket("/user", token));
     const refused = await openStream("/user", token);
-    expect(refused).toMatchObject({ status: 429, body: { meta: { code: 429, error_message: expect.stringMatching(/already has 10 open user stream sockets/) } } });
+    expect(refused).toMatchObject({
+      status: 429,
+      body: { meta: { code: 429, error_message: expect.stringMatching(/already has 10 open user stream sockets/) } },
+    });
 
     const other = await socket("/user", await userToken(app, user, "stream"));
     // Resuming one of the token's own connections takes its socket over: not a further socket.

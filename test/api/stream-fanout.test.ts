@@ -35,13 +35,15 @@ type HubInternals = { open(who: { userId: number; tokenId: number; appId: number
 
 /** The seeded followers' deliveries stored by one shard: post frames naming each connection's own subscription. */
 const deliveredIn = (shard: number) =>
-  runInDurableObject(userHubShard(env, shard), (_instance, state) =>
-    state.storage.sql
-      .exec<{ n: number }>(
-        `SELECT count(*) AS n FROM replay_entries e JOIN replay_streams s ON s.id = e.stream_id JOIN replay_events v ON v.id = e.event_id
+  runInDurableObject(
+    userHubShard(env, shard),
+    (_instance, state) =>
+      state.storage.sql
+        .exec<{ n: number }>(
+          `SELECT count(*) AS n FROM replay_entries e JOIN replay_streams s ON s.id = e.stream_id JOIN replay_events v ON v.id = e.event_id
          WHERE s.name LIKE 'c:fan%' AND v.type = 'post' AND e.extra LIKE '%"subscription_ids":["fs' || substr(s.name, 6) || '"]%'`,
-      )
-      .one().n,
+        )
+        .one().n,
   );
 
 beforeAll(async () => {
@@ -55,7 +57,9 @@ beforeAll(async () => {
   ctx.u0 = Number((await DB.prepare("SELECT coalesce(max(id), 0) + 1 AS n FROM users").first("n")) ?? 1);
   const t0 = Math.floor(Date.now() / 1000) - 3600;
   await DB.batch([
-    DB.prepare(`${seq(FOLLOWERS)} INSERT INTO users (id, username, password_hash, type, created_at) SELECT ${ctx.u0} + n - 1, 'fan' || n, 'x', 'human', ${t0} FROM s`),
+    DB.prepare(
+      `${seq(FOLLOWERS)} INSERT INTO users (id, username, password_hash, type, created_at) SELECT ${ctx.u0} + n - 1, 'fan' || n, 'x', 'human', ${t0} FROM s`,
+    ),
     DB.prepare(`${seq(FOLLOWERS)} INSERT INTO follows (follower_id, followed_id, created_at) SELECT ${ctx.u0} + n - 1, ${ctx.author}, ${t0} FROM s`),
     DB.prepare(`UPDATE users SET followers = followers + ${FOLLOWERS} WHERE id = ${ctx.author}`),
   ]);
@@ -83,7 +87,9 @@ describe("user stream fan-out", () => {
     // of USER_FANOUT_BATCH connections: the repeat check must be per connection, not per hub.
     const base = 9_000_000;
     const shard = userShardOf(base);
-    const users = Array.from({ length: 2000 }, (_, i) => base + i).filter((u) => userShardOf(u) === shard).slice(0, 3);
+    const users = Array.from({ length: 2000 }, (_, i) => base + i)
+      .filter((u) => userShardOf(u) === shard)
+      .slice(0, 3);
     const seqNo = 987_654_321;
     const event = (userIds: number[]): UserHubEvent => ({
       seq: seqNo,
@@ -186,8 +192,10 @@ describe("user stream fan-out", () => {
     // Exactly once each: every seeded connection holds one post entry.
     const perConnection = await Promise.all(
       [...byShard.keys()].map((shard) =>
-        runInDurableObject(userHubShard(env, shard), (_i, state) =>
-          state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM replay_streams s WHERE s.name LIKE 'c:fan%' AND s.last - s.floor <> 1").one().n,
+        runInDurableObject(
+          userHubShard(env, shard),
+          (_i, state) =>
+            state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM replay_streams s WHERE s.name LIKE 'c:fan%' AND s.last - s.floor <> 1").one().n,
         ),
       ),
     );

@@ -92,5 +92,8 @@ export async function postSeqs(postIds: string[]): Promise<string[]> {
 /** Asserts positions that only grow (no repeat, no step back). */
 export function expectIncreasing(ids: (string | number)[]) {
   const n = ids.map(Number);
-  expect(n.slice(1).every((x, i) => x > n[i]), `not increasing: ${n.join(",")}`).toBe(true);
+  expect(
+    n.slice(1).every((x, i) => x > n[i]),
+    `not increasing: ${n.join(",")}`,
+  ).toBe(true);
 }

@@ -24,7 +24,10 @@ const outboxRowsOf = async (postId: string) =>
     (r) => r.ref && JSON.parse(r.ref).id === Number(postId),
   );
 
-const relayCursor = () => streamRelay(env).status().then((s) => s.cursor);
+const relayCursor = () =>
+  streamRelay(env)
+    .status()
+    .then((s) => s.cursor);
 
 /** Runs the relay's alarm until it has delivered up to `seq` (a reserved row first waits a second for its writer). */
 async function relayUntil(seq: number) {
@@ -33,7 +36,11 @@ async function relayUntil(seq: number) {
   while ((await relayCursor()) < seq) {
     if (Date.now() > deadline) {
       const alarm = await runInDurableObject(streamRelay(env), (_i, state) => state.storage.getAlarm());
-      const rows = (await DB.prepare("SELECT id, type, ref, payload IS NULL AS bare FROM stream_outbox WHERE id >= ?").bind(seq - 1).all()).results;
+      const rows = (
+        await DB.prepare("SELECT id, type, ref, payload IS NULL AS bare FROM stream_outbox WHERE id >= ?")
+          .bind(seq - 1)
+          .all()
+      ).results;
       throw new Error(`relay did not reach ${seq}: ${JSON.stringify({ status: await streamRelay(env).status(), alarm, now: Date.now(), rows, ran })}`);
     }
     ran.push(await runDurableObjectAlarm(streamRelay(env)));
@@ -62,7 +69,9 @@ describe("stream outbox and relay", () => {
     const { user, post } = await poster(app);
     // The post rows of this user (other events, e.g. the token's, are recorded after their commit and may land any time).
     const postRows = async () =>
-      (await DB.prepare("SELECT ref FROM stream_outbox WHERE type = 'post'").all<any>()).results.filter((r) => r.ref && JSON.parse(r.ref).route?.actorId === Number(user.id)).length;
+      (await DB.prepare("SELECT ref FROM stream_outbox WHERE type = 'post'").all<any>()).results.filter(
+        (r) => r.ref && JSON.parse(r.ref).route?.actorId === Number(user.id),
+      ).length;
     expect(await postRows()).toBe(0);
     const first = await post("said once");
     await post("said once", { status: 400 }); // a duplicate: its batch is rolled back
@@ -243,7 +252,19 @@ describe("stream outbox and relay", () => {
       return { type: f.meta.type, is_deleted: f.meta.is_deleted ?? false, data };
     };
     expect(frames.slice(11).map(same)).toEqual(frames.slice(0, 11).map(same));
-    expect(frames.slice(0, 11).map((f) => f.meta.type)).toEqual(["user", "post", "post", "bookmark", "bookmark", "follow", "follow", "mute", "mute", "block", "block"]);
+    expect(frames.slice(0, 11).map((f) => f.meta.type)).toEqual([
+      "user",
+      "post",
+      "post",
+      "bookmark",
+      "bookmark",
+      "follow",
+      "follow",
+      "mute",
+      "mute",
+      "block",
+      "block",
+    ]);
     s.ws.close(1000);
   });
 });
@@ -298,7 +319,12 @@ describe("stream outbox: message delete, channel, subscription and file events r
     const row = await refRow("message", b, true);
     expect(await relayCursor()).toBeLessThan(Number(row.id));
     await relayUntil(Number(row.id));
-    const { rendered } = await expectLiveThenRendered(s, (f) => f.meta.is_deleted === true, [a, b], (f) => f.data[0].id);
+    const { rendered } = await expectLiveThenRendered(
+      s,
+      (f) => f.meta.is_deleted === true,
+      [a, b],
+      (f) => f.data[0].id,
+    );
     expect(rendered.data[0]).toMatchObject({ id: b, channel_id: ch.id, is_deleted: true });
     expect(rendered.data[0].content).toBeUndefined();
     // Deleting it again changes nothing and reserves nothing.
@@ -316,7 +342,9 @@ describe("stream outbox: message delete, channel, subscription and file events r
     expect(live.status, live.text).toBe(200);
     const lost = await call("PUT", `/channels/${ch.id}`, { token: t, json: { acl: { read: { any_user: true } } }, headers: SKIP });
     expect(lost.status, lost.text).toBe(200);
-    const rows = (await DB.prepare("SELECT id, ref FROM stream_outbox WHERE type = 'channel' ORDER BY id").all<any>()).results.filter((r) => JSON.parse(r.ref).id === Number(ch.id));
+    const rows = (await DB.prepare("SELECT id, ref FROM stream_outbox WHERE type = 'channel' ORDER BY id").all<any>()).results.filter(
+      (r) => JSON.parse(r.ref).id === Number(ch.id),
+    );
     expect(rows).toHaveLength(3); // create, update, update: each written by its batch
     await relayUntil(Number(rows[2].id));
     const deadline = Date.now() + 10_000;
@@ -336,7 +364,9 @@ describe("stream outbox: message delete, channel, subscription and file events r
   it("delivers a channel subscription whose writer died after its commit, rendered from its reference, once", async () => {
     const { app, s } = await appStream(["channel_subscription"], "outbox_subscription");
     const owner = await makeUser();
-    const ch = (await call("POST", "/channels", { token: await userToken(app, owner, ALL_SCOPES), json: { type: "com.example.chat", acl: { read: { public: true } } } })).body.data;
+    const ch = (
+      await call("POST", "/channels", { token: await userToken(app, owner, ALL_SCOPES), json: { type: "com.example.chat", acl: { read: { public: true } } } })
+    ).body.data;
     const [u1, u2] = [await makeUser(), await makeUser()];
     const [t1, t2] = [await userToken(app, u1, ALL_SCOPES), await userToken(app, u2, ALL_SCOPES)];
     expect((await call("PUT", `/channels/${ch.id}/subscribe`, { token: t1 })).status).toBe(200);
@@ -352,9 +382,13 @@ describe("stream outbox: message delete, channel, subscription and file events r
     expect(await subRows()).toHaveLength(1);
     const forChannel = (f: any) => f.data.channel.id === ch.id && f.data.user.id !== owner.id;
     const { live, rendered } = await expectLiveThenRendered(s, forChannel, [u1.id, u2.id], (f) => f.data.user.id);
-    expect({ ...rendered.data.user, id: live.data.user.id, username: live.data.user.username, name: live.data.user.name, created_at: live.data.user.created_at }).toEqual(
-      live.data.user,
-    );
+    expect({
+      ...rendered.data.user,
+      id: live.data.user.id,
+      username: live.data.user.username,
+      name: live.data.user.name,
+      created_at: live.data.user.created_at,
+    }).toEqual(live.data.user);
     expect(rendered.data.channel).toEqual({ ...live.data.channel, counts: rendered.data.channel.counts });
     // The unsubscription too.
     expect((await call("DELETE", `/channels/${ch.id}/subscribe`, { token: t2, headers: SKIP })).status).toBe(200);
@@ -382,11 +416,22 @@ describe("stream outbox: message delete, channel, subscription and file events r
     const row = await refRow("file", b);
     expect(await relayCursor()).toBeLessThan(Number(row.id));
     await relayUntil(Number(row.id));
-    const { live, rendered } = await expectLiveThenRendered(s, () => true, [a, b], (f) => f.data.id);
-    expect(rendered.data).toMatchObject({ id: b, name: "lost.txt", url: expect.stringContaining("/v1/files/content/") });
-    expect({ ...rendered.data, id: live.data.id, name: live.data.name, url: live.data.url, url_expires_at: live.data.url_expires_at, sha256: live.data.sha256, created_at: live.data.created_at }).toEqual(
-      live.data,
+    const { live, rendered } = await expectLiveThenRendered(
+      s,
+      () => true,
+      [a, b],
+      (f) => f.data.id,
     );
+    expect(rendered.data).toMatchObject({ id: b, name: "lost.txt", url: expect.stringContaining("/v1/files/content/") });
+    expect({
+      ...rendered.data,
+      id: live.data.id,
+      name: live.data.name,
+      url: live.data.url,
+      url_expires_at: live.data.url_expires_at,
+      sha256: live.data.sha256,
+      created_at: live.data.created_at,
+    }).toEqual(live.data);
     s.ws.close(1000);
   });
 
@@ -399,10 +444,20 @@ describe("stream outbox: message delete, channel, subscription and file events r
     const rows = (await DB.prepare("SELECT id, ref, payload FROM stream_outbox WHERE type = 'marker' ORDER BY id").all<any>()).results.filter(
       (r) => r.ref && JSON.parse(r.ref).route?.actorId === Number(user.id),
     );
-    expect(rows.map((r) => [JSON.parse(r.ref).key, r.payload])).toEqual([["personal", null], ["personal", null]]);
+    expect(rows.map((r) => [JSON.parse(r.ref).key, r.payload])).toEqual([
+      ["personal", null],
+      ["personal", null],
+    ]);
     await relayUntil(Number(rows[1].id));
-    const { live, rendered } = await expectLiveThenRendered(s, (f) => f.meta.type === "marker", ["10", "20"], (f) => f.data.id);
-    expect({ ...rendered.data, id: live.data.id, version: live.data.version, last_read_id: live.data.last_read_id, updated_at: live.data.updated_at }).toEqual(live.data);
+    const { live, rendered } = await expectLiveThenRendered(
+      s,
+      (f) => f.meta.type === "marker",
+      ["10", "20"],
+      (f) => f.data.id,
+    );
+    expect({ ...rendered.data, id: live.data.id, version: live.data.version, last_read_id: live.data.last_read_id, updated_at: live.data.updated_at }).toEqual(
+      live.data,
+    );
     s.ws.close(1000);
   });
 });

@@ -11,7 +11,10 @@ import { ALL_SCOPES, appStream, eventsOf, socket, waitForEvents } from "./stream
  */
 const SKIP = { "X-Test-Skip-Relay-Poke": "1" };
 const lastSeq = async () => Number((await DB.prepare("SELECT MAX(id) AS id FROM stream_outbox").first<{ id: number }>())!.id);
-const relayCursor = () => streamRelay(env).status().then((s) => s.cursor);
+const relayCursor = () =>
+  streamRelay(env)
+    .status()
+    .then((s) => s.cursor);
 
 /** Runs the relay's alarm until everything in the outbox so far is delivered (a test starts from a drained relay). */
 async function drainRelay() {
@@ -60,5 +63,4 @@ describe("stream relay after a crash", () => {
     }
     expect(await relayCursor()).toBe(last);
   });
-
 });

@@ -5,7 +5,19 @@ import { REPLAY_DEFAULTS } from "../../src/events/replay";
 import { AppEventLog } from "../../src/objects/app-event-log";
 import { armAlarm } from "../../src/objects/socket-idle";
 import { call, makeUser, userToken, type StreamSocket } from "../helpers";
-import { ALL_SCOPES, appStream, appWithToken, createStream, eventsOf, expectIncreasing, ofType, postSeqs, socket, viaRelay, waitForEvents } from "./stream-fixtures";
+import {
+  ALL_SCOPES,
+  appStream,
+  appWithToken,
+  createStream,
+  eventsOf,
+  expectIncreasing,
+  ofType,
+  postSeqs,
+  socket,
+  viaRelay,
+  waitForEvents,
+} from "./stream-fixtures";
 
 /** A user who posts, and a function writing numbered posts (`n` distinct texts). */
 async function poster(app: Parameters<typeof userToken>[0]) {
@@ -134,8 +146,7 @@ describe("app stream replay", () => {
     await s.closed;
     const { hub } = await appHubFor(env, Number(app.id), "window");
     // Nothing is published after the 30 posts: they are the hub's newest events.
-    const trim = (now: number, limits = REPLAY_DEFAULTS) =>
-      runInDurableObject(hub, (_instance, state) => new AppEventLog(state.storage.sql).trim(now, limits));
+    const trim = (now: number, limits = REPLAY_DEFAULTS) => runInDurableObject(hub, (_instance, state) => new AppEventLog(state.storage.sql).trim(now, limits));
 
     // Eleven minutes later the 30 events are still within the newest 10,000: all kept.
     await trim(Date.now() + 11 * 60_000);

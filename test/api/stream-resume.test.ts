@@ -89,13 +89,18 @@ describe("user stream resume", () => {
       status: 400,
       body: { meta: { error_message: "Bad Request: 'connection_id' names no user stream of this user" } },
     });
-    expect(await openStream(`/user?since=5`, token)).toMatchObject({ status: 400, body: { meta: { error_message: expect.stringMatching(/'since'.*'connection_id'/) } } });
+    expect(await openStream(`/user?since=5`, token)).toMatchObject({
+      status: 400,
+      body: { meta: { error_message: expect.stringMatching(/'since'.*'connection_id'/) } },
+    });
 
     await expireWindow(user.id, cid);
     const late = await openStream(`/user?connection_id=${cid}&since=1`, token);
     expect(late).toMatchObject({
       status: 400,
-      body: { meta: { error_message: expect.stringMatching(/^Bad Request: 'connection_id' can no longer be resumed: it was dropped more than 10 minutes ago/) } },
+      body: {
+        meta: { error_message: expect.stringMatching(/^Bad Request: 'connection_id' can no longer be resumed: it was dropped more than 10 minutes ago/) },
+      },
     });
     expect(await rowsOf(cid)).toEqual([]);
   });

@@ -99,7 +99,10 @@ describe("app hub ring", () => {
       written.push(res.body.data.id);
       if (i === 20) resizing = streamRelay(env).resize(8); // not awaited: publishing goes on
       if (i === 10) {
-        await waitFor(() => eventsOf(away).length === 11, () => `away got ${eventsOf(away).length}`);
+        await waitFor(
+          () => eventsOf(away).length === 11,
+          () => `away got ${eventsOf(away).length}`,
+        );
         away.ws.close(1000);
       }
     }
@@ -118,11 +121,14 @@ describe("app hub ring", () => {
     });
     const back = await socket(`/app?key=${awayKey}&since=${eventsOf(away).at(-1).meta.id}`, apps[0].token);
     expect((await back.next()).meta.replay_gap).toBeUndefined();
-    await waitFor(() => eventsOf(back).length >= written.length - 11, () => `back got ${eventsOf(back).length}`);
+    await waitFor(
+      () => eventsOf(back).length >= written.length - 11,
+      () => `back got ${eventsOf(back).length}`,
+    );
     expect(postIdsOf([...eventsOf(away), ...eventsOf(back)])).toEqual(written);
     back.ws.close(1000);
     // The keys that moved were closed with 4004 and resumed on their new owner; the others were left alone.
-    followers.forEach((f, i) => expect(f.closes, chosen[i].key).toEqual(chosen[i].moves ? [4004] : []));
+    for (const [i, f] of followers.entries()) expect(f.closes, chosen[i].key).toEqual(chosen[i].moves ? [4004] : []);
     expect((await streamRelay(env).ringInfo()).ring).toMatchObject({ count: 8 });
 
     // Back to the configured 4 (shrinking moves the keys of hubs 4-7 back the same way).
@@ -138,7 +144,7 @@ describe("app hub ring", () => {
       expect(postIdsOf(f.events)).toEqual(written);
       expect(f.closes, chosen[i].key).toEqual(chosen[i].moves ? [4004, 4004] : []);
     });
-    followers.forEach((f) => f.stop());
+    for (const f of followers) f.stop();
   });
 
   it("a hub refuses a connect routed under an older ring, naming the new one; the Worker re-routes at once", async () => {
@@ -180,7 +186,10 @@ describe("a since ahead of the hub", () => {
       const frames: any[] = [];
       ws.addEventListener("message", (e) => frames.push(JSON.parse(e.data as string)));
       ws.accept();
-      await waitFor(() => frames.length > 0, () => "no first frame");
+      await waitFor(
+        () => frames.length > 0,
+        () => "no first frame",
+      );
       return { ws, frames };
     };
     const beyond = await open(String(sendingThrough + 1_000));
@@ -192,7 +201,10 @@ describe("a since ahead of the hub", () => {
     expect(s.frames[0].meta.replay_gap).toBeUndefined();
     expect(s.frames[0].meta.cursor).toBe(String(since));
     await hub.publish([event(since - 1), event(since), event(since + 1)]);
-    await waitFor(() => s.frames.length > 1, () => "no event");
+    await waitFor(
+      () => s.frames.length > 1,
+      () => "no event",
+    );
     await new Promise((r) => setTimeout(r, 200));
     expect(s.frames.slice(1).map((f) => f.meta.id)).toEqual([String(since + 1)]);
     s.ws.close(1000);

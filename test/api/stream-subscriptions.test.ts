@@ -48,7 +48,9 @@ describe("user stream subscribable endpoints", () => {
   it("routes channel events to /channels (subscribed channels, channel_types) and subscriptions to /channels/{id}/subscribers", async () => {
     const { token, s, cid } = await userStream();
     const other = await actor(ALL_SCOPES);
-    const chat = (await must(call("POST", "/channels", { token, json: { type: "com.example.chat", acl: { read: { any_user: true }, write: { any_user: true } } } }), 201)).data.id;
+    const chat = (
+      await must(call("POST", "/channels", { token, json: { type: "com.example.chat", acl: { read: { any_user: true }, write: { any_user: true } } } }), 201)
+    ).data.id;
     const notes = (await must(call("POST", "/channels", { token, json: { type: "com.example.notes" } }), 201)).data.id;
     const strangers = (await must(call("POST", "/channels", { token: other.token, json: { type: "com.example.chat" } }), 201)).data.id;
     const allSub = await subscribe("/users/me/channels/subscribed", token, cid);

@@ -95,7 +95,9 @@ describe("app stream management", () => {
   it("never lets concurrent creates make a sixth stream", async () => {
     const { token } = await appWithToken();
     const results = await Promise.all(
-      Array.from({ length: 7 }, (_, i) => call("POST", "/streams", { token, json: { type: "long_poll", object_types: ["post"], ...(i % 2 ? { key: `s${i}` } : {}) } })),
+      Array.from({ length: 7 }, (_, i) =>
+        call("POST", "/streams", { token, json: { type: "long_poll", object_types: ["post"], ...(i % 2 ? { key: `s${i}` } : {}) } }),
+      ),
     );
     const statuses = results.map((r) => r.status).sort();
     expect(statuses).toEqual([200, 200, 200, 200, 200, 400, 400]);
@@ -404,7 +406,10 @@ describe("user streams", () => {
     expect(await rowsOf(cid)).toEqual([]);
 
     const hub = userHubFor(env, Number(user.id));
-    for (let i = 1; i <= 15; i++) expect(await hub.subscribe(Number(user.id), cid, { endpoint: "channel_messages", channelId: i, targetId: null, flags: 0, params: {} }, 0)).toMatchObject({ created: true });
+    for (let i = 1; i <= 15; i++)
+      expect(await hub.subscribe(Number(user.id), cid, { endpoint: "channel_messages", channelId: i, targetId: null, flags: 0, params: {} }, 0)).toMatchObject({
+        created: true,
+      });
     await subscribe("/presence", token, cid);
     const full = await call("GET", `/token?connection_id=${cid}`, { token });
     expect(full.status).toBe(400);

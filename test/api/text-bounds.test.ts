@@ -56,16 +56,31 @@ describe("a NUL or an unpaired surrogate in stored text", () => {
     const { body: post } = await call("POST", "/posts", { token: a.token, json: { text: "a post" }, now: tick() });
     for (const bad of [NUL, LONE]) {
       refused(await call("POST", "/posts", { token: a.token, json: { text: bad }, now: tick() }), "text");
-      refused(await call("POST", "/posts", { token: a.token, json: { text: "ok", raw: { "com.example.x": [{ deep: { list: [1, bad] } }] } }, now: tick() }), "raw.com.example.x.0.deep.list.1");
-      refused(await call("POST", "/posts", { token: a.token, json: { text: "ok", raw: { [`com.example.${bad}`]: [{}] } }, now: tick() }), /'raw\.com\.example\.a\?b' /);
+      refused(
+        await call("POST", "/posts", { token: a.token, json: { text: "ok", raw: { "com.example.x": [{ deep: { list: [1, bad] } }] } }, now: tick() }),
+        "raw.com.example.x.0.deep.list.1",
+      );
+      refused(
+        await call("POST", "/posts", { token: a.token, json: { text: "ok", raw: { [`com.example.${bad}`]: [{}] } }, now: tick() }),
+        /'raw\.com\.example\.a\?b' /,
+      );
       refused(await call("POST", `/channels/${ch.id}/messages`, { token: a.token, json: { text: bad }, now: tick() }), "text");
       refused(await call("PATCH", "/users/me", { token: a.token, json: { name: bad }, now: tick() }), "name");
       refused(await call("PATCH", "/users/me", { token: a.token, json: { content: { text: bad } }, now: tick() }), "content.text");
       refused(await call("PUT", `/posts/${post.data.id}/bookmark`, { token: a.token, json: { note: bad }, now: tick() }), "note");
       refused(await call("PUT", "/users/me/presence", { token: a.token, json: { presence: bad }, now: tick() }), "presence");
-      refused(await call("POST", "/channels", { token: a.token, json: { type: "com.example.chat", raw: { "com.example.y": [{ v: bad }] } }, now: tick() }), "raw.com.example.y.0.v");
-      refused(await call("POST", "/polls", { token: a.token, json: { type: "com.example.poll", prompt: bad, options: [{ text: "x" }, { text: "y" }] }, now: tick() }), "prompt");
-      refused(await call("POST", "/polls", { token: a.token, json: { type: "com.example.poll", prompt: "p", options: [{ text: "x" }, { text: bad }] }, now: tick() }), "options.1.text");
+      refused(
+        await call("POST", "/channels", { token: a.token, json: { type: "com.example.chat", raw: { "com.example.y": [{ v: bad }] } }, now: tick() }),
+        "raw.com.example.y.0.v",
+      );
+      refused(
+        await call("POST", "/polls", { token: a.token, json: { type: "com.example.poll", prompt: bad, options: [{ text: "x" }, { text: "y" }] }, now: tick() }),
+        "prompt",
+      );
+      refused(
+        await call("POST", "/polls", { token: a.token, json: { type: "com.example.poll", prompt: "p", options: [{ text: "x" }, { text: bad }] }, now: tick() }),
+        "options.1.text",
+      );
       refused(await call("POST", "/files", { token: a.token, json: { type: "com.example.test", kind: "other", name: `f${bad}.txt` }, now: tick() }), "name");
     }
     // Form bodies too (a lone surrogate cannot be form-encoded: it is sent as U+FFFD).
@@ -77,7 +92,10 @@ describe("a NUL or an unpaired surrogate in stored text", () => {
     const body = await new Response(form).text();
     const boundary = body.slice(2, body.indexOf("\r\n"));
     const withNul = body.replace(/filename="x"/, `filename="x"; filename*=UTF-8''a%00b`);
-    refused(await call("POST", "/files", { token: a.token, body: withNul, headers: { "Content-Type": `multipart/form-data; boundary=${boundary}` }, now: tick() }), "content.filename");
+    refused(
+      await call("POST", "/files", { token: a.token, body: withNul, headers: { "Content-Type": `multipart/form-data; boundary=${boundary}` }, now: tick() }),
+      "content.filename",
+    );
 
     // Nothing was stored: the profile and the stream are as they were; paired surrogates are fine.
     const me = await call("GET", "/users/me", { token: a.token });
@@ -91,10 +109,18 @@ describe("a NUL or an unpaired surrogate in stored text", () => {
     const a = await actor("write_post");
     let deep: unknown = 1;
     for (let i = 0; i < 40; i++) deep = { d: deep };
-    refused(await call("POST", "/posts", { token: a.token, json: { text: "deep", raw: { "com.example.deep": [deep] } }, now: tick() }), /nested deeper than 32 levels/);
+    refused(
+      await call("POST", "/posts", { token: a.token, json: { text: "deep", raw: { "com.example.deep": [deep] } }, now: tick() }),
+      /nested deeper than 32 levels/,
+    );
     let hostile = "1";
     for (let i = 0; i < 100_000; i++) hostile = `[${hostile}]`;
-    const res = await call("POST", "/posts", { token: a.token, body: `{"text":"x","raw":{"com.example.d":[${hostile}]}}`, headers: { "Content-Type": "application/json" }, now: tick() });
+    const res = await call("POST", "/posts", {
+      token: a.token,
+      body: `{"text":"x","raw":{"com.example.d":[${hostile}]}}`,
+      headers: { "Content-Type": "application/json" },
+      now: tick(),
+    });
     expect(res.status, res.text).toBeGreaterThanOrEqual(400);
     expect(res.status).toBeLessThan(500);
   });
@@ -117,7 +143,11 @@ describe("mentions, tags and links are bounded", () => {
       expect(res.body.meta.error_message).toMatch(/more than 100 distinct @names/);
     }
     // The same mention many times is one mention.
-    const same = await call("POST", `/channels/${ch.id}/messages`, { token: a.token, json: { text: `@${b.username} `.repeat(300).slice(0, 2048) }, now: tick() });
+    const same = await call("POST", `/channels/${ch.id}/messages`, {
+      token: a.token,
+      json: { text: `@${b.username} `.repeat(300).slice(0, 2048) },
+      now: tick(),
+    });
     expect(same.status, same.text).toBe(201);
   });
 

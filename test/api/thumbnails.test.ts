@@ -22,7 +22,6 @@ async function uploadImage(token: string, bytes: Uint8Array, filename = "photo.p
   return res.body.data;
 }
 
-
 describe("reserved derived images of uploads", { timeout: 60_000 }, () => {
   it("a 300x200 PNG gets core_image_200s (200x200) and core_image_960r (within 640x960, here the image itself)", async () => {
     const { token } = await actor("files");
@@ -111,7 +110,11 @@ describe("avatar and cover at w/h", { timeout: 60_000 }, () => {
 
     // Replaced: the original and its scaled copies are removed.
     const key = (await call("GET", `/users/${user.id}`)).body.data.content.avatar_image.url.split("/images/")[1];
-    expect((await env.FILES.list({ prefix: `images/${key}/` })).objects.map((o) => o.key).sort()).toEqual([`images/${key}/h100`, `images/${key}/w50`, `images/${key}/w60`]);
+    expect((await env.FILES.list({ prefix: `images/${key}/` })).objects.map((o) => o.key).sort()).toEqual([
+      `images/${key}/h100`,
+      `images/${key}/w50`,
+      `images/${key}/w60`,
+    ]);
     const again = new FormData();
     again.set("avatar", new Blob([imageOf(20, 20)]), "me.png");
     expect((await call("POST", "/users/me/avatar", { token, body: again })).status).toBe(200);

@@ -33,7 +33,14 @@ describe("typed client (openapi-typescript + openapi-fetch)", () => {
     const user = await makeUser();
     const anonymous = createApiClient(ORIGIN, undefined, viaWorker);
     const { data: tokenReply, error: tokenError } = await anonymous.POST("/v1/oauth/access_token", {
-      body: { grant_type: "password", client_id: app.client_id, password_grant_secret: app.password_grant_secret, username: user.username, password: user.password, scope: "write_post" },
+      body: {
+        grant_type: "password",
+        client_id: app.client_id,
+        password_grant_secret: app.password_grant_secret,
+        username: user.username,
+        password: user.password,
+        scope: "write_post",
+      },
     });
     expect(tokenError).toBeUndefined();
     const api = createApiClient(ORIGIN, tokenReply!.access_token, viaWorker);

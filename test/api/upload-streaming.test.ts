@@ -15,8 +15,7 @@ function multipart(fields: Record<string, string>, content: ReadableStream<Uint8
   const head =
     Object.entries(fields)
       .map(([k, v]) => `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`)
-      .join("") +
-    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="content"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+      .join("") + `--${BOUNDARY}\r\nContent-Disposition: form-data; name="content"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`;
   const tail = `\r\n--${BOUNDARY}--\r\n`;
   const reader = content.getReader();
   let stage = 0;

@@ -107,7 +107,10 @@ describe("PUT and PATCH /users/me", { timeout: 60_000 }, () => {
   it("merges raw by type ([] removes a type) and shows it only with include_raw / include_user_raw", async () => {
     const a = await actor(SCOPES);
     await call("PATCH", "/users/me", { token: a.token, json: { raw: { "io.example.a": [{ v: 1 }], "io.example.b": [{ v: 2 }] } } });
-    const again = await call("PUT", "/users/me", { token: a.token, json: { locale: "en_US", timezone: "UTC", raw: { "io.example.a": [], "io.example.c": [{ v: 3 }] } } });
+    const again = await call("PUT", "/users/me", {
+      token: a.token,
+      json: { locale: "en_US", timezone: "UTC", raw: { "io.example.a": [], "io.example.c": [{ v: 3 }] } },
+    });
     expect(again.body.data).not.toHaveProperty("raw");
     const withRaw = await call("GET", `/users/${a.user.id}?include_user_raw=1`);
     expect(withRaw.body.data.raw).toEqual({ "io.example.b": [{ v: 2 }], "io.example.c": [{ v: 3 }] });
@@ -194,7 +197,10 @@ describe("avatar and cover", { timeout: 60_000 }, () => {
     // Only these two URLs are intercepted: everything else (the Postgres driver's requests) goes through.
     fetchMock.activate();
     onTestFinished(() => fetchMock.deactivate());
-    fetchMock.get("https://images.example").intercept({ path: "/ada.png" }).reply(200, fx.png, { headers: { "content-type": "image/png" } });
+    fetchMock
+      .get("https://images.example")
+      .intercept({ path: "/ada.png" })
+      .reply(200, fx.png, { headers: { "content-type": "image/png" } });
     fetchMock.get("https://images.example").intercept({ path: "/missing.png" }).reply(404, "no");
     const a = await actor(SCOPES);
     const res = await call("POST", "/users/me/avatar", { token: a.token, json: { from_url: "https://images.example/ada.png" } });
@@ -285,7 +291,11 @@ describe("general user parameters", { timeout: 60_000 }, () => {
 
   it("a bad value is a 400 naming the parameter, on any endpoint", async () => {
     const a = await actor(SCOPES);
-    for (const path of [`/users/${a.user.id}?include_counts=2`, "/posts/streams/global?include_deleted=yes", `/users/${a.user.id}/clients?include_presence=on`]) {
+    for (const path of [
+      `/users/${a.user.id}?include_counts=2`,
+      "/posts/streams/global?include_deleted=yes",
+      `/users/${a.user.id}/clients?include_presence=on`,
+    ]) {
       const res = await call("GET", path, { token: a.token });
       expect(res.status, path).toBe(400);
       expect(res.body.meta.error_message).toMatch(/'include_(counts|deleted|presence)' must be 0 or 1/);

@@ -62,7 +62,15 @@ try {
     headless: true,
     pipe: true,
     userDataDir: profile,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
   const app = (await call("POST", "/admin/apps", { token: ADMIN_TOKEN, json: { name: "Photo Box", url: clientOrigin } })).body.data;
   const user = (await call("POST", "/admin/users", { token: ADMIN_TOKEN, json: { username: "ada", password: PASSWORD, name: "Ada" } })).body.data;
@@ -80,7 +88,8 @@ try {
       page.setDefaultNavigationTimeout(90_000);
       await page.setRequestInterception(true);
       page.on("request", (r) => {
-        if (r.url().startsWith(clientOrigin)) r.respond({ status: 200, contentType: "text/html", body: "<!doctype html><title>Photo Box</title><h1>Back at Photo Box</h1>" });
+        if (r.url().startsWith(clientOrigin))
+          r.respond({ status: 200, contentType: "text/html", body: "<!doctype html><title>Photo Box</title><h1>Back at Photo Box</h1>" });
         else r.continue();
       });
       await fn(page);
@@ -119,7 +128,9 @@ try {
     assert(landed.searchParams.get("state") === "st-42", "state not returned");
     const code = landed.searchParams.get("code");
     assert(code, "no code in the redirect");
-    const exchange = await call("POST", "/oauth/access_token", { form: { grant_type: "authorization_code", client_id: app.client_id, client_secret: app.client_secret, code, redirect_uri: callback } });
+    const exchange = await call("POST", "/oauth/access_token", {
+      form: { grant_type: "authorization_code", client_id: app.client_id, client_secret: app.client_secret, code, redirect_uri: callback },
+    });
     assert(exchange.status === 200, `code exchange answered ${exchange.status}`);
     const token = await call("GET", "/token", { token: exchange.body.access_token });
     assert(token.status === 200 && token.body.data.user.id === user.id, "GET /v1/token did not show the user");
@@ -166,7 +177,11 @@ try {
       if (!r.url().startsWith(worker.url) && !r.url().startsWith("data:")) outside.push(r.url());
     });
     const doc = await (await fetch(`${api}/openapi.json`)).json();
-    const operations = Object.entries(doc.paths).flatMap(([p, item]) => Object.keys(item).filter((m) => ["get", "put", "post", "delete", "patch"].includes(m)).map((m) => `${m.toUpperCase()} ${p}`));
+    const operations = Object.entries(doc.paths).flatMap(([p, item]) =>
+      Object.keys(item)
+        .filter((m) => ["get", "put", "post", "delete", "patch"].includes(m))
+        .map((m) => `${m.toUpperCase()} ${p}`),
+    );
     await page.goto(`${api}/docs`, { waitUntil: "networkidle0" });
     // Swagger UI renders a long list (150 tags and operations or more) virtually, only what is on
     // screen: scroll through it and collect every operation it shows.
@@ -175,7 +190,10 @@ try {
     let lastY = -1;
     for (let step = 0; step < 500; step++) {
       const now = await page.$$eval(".opblock", (blocks) =>
-        blocks.map((b) => `${b.querySelector(".opblock-summary-method")?.textContent} ${b.querySelector(".opblock-summary-path, .opblock-summary-path__deprecated")?.getAttribute("data-path")}`),
+        blocks.map(
+          (b) =>
+            `${b.querySelector(".opblock-summary-method")?.textContent} ${b.querySelector(".opblock-summary-path, .opblock-summary-path__deprecated")?.getAttribute("data-path")}`,
+        ),
       );
       for (const op of now) seen.add(op);
       const y = await page.evaluate(() => window.scrollY);
@@ -187,12 +205,18 @@ try {
     const shown = [...seen];
     await page.evaluate(() => window.scrollTo(0, 0));
     const missing = operations.filter((o) => !shown.includes(o));
-    assert(shown.length === operations.length && !missing.length, `${shown.length} operations shown, ${operations.length} in the document; missing ${missing.slice(0, 5)}`);
+    assert(
+      shown.length === operations.length && !missing.length,
+      `${shown.length} operations shown, ${operations.length} in the document; missing ${missing.slice(0, 5)}`,
+    );
     assert(!operations.some((o) => o.includes("/sys/bench/")), "the benchmark routes are advertised");
     await page.click(".btn.authorize");
     await page.waitForSelector(".auth-container");
     const schemes = await page.$$eval(".auth-container h4", (hs) => hs.map((h) => h.textContent));
-    assert(schemes.some((s) => s.includes("oauth2")), `Authorize offers ${schemes}`);
+    assert(
+      schemes.some((s) => s.includes("oauth2")),
+      `Authorize offers ${schemes}`,
+    );
     await page.click(".btn-done, .close-modal");
     assert(!outside.length, `requests left the server: ${outside.slice(0, 3)}`);
     await page.setViewport({ width: 1280, height: 1500 });
@@ -202,7 +226,10 @@ try {
 
   await test("reference page: find by summary, Authorize with the seeded app, reload, Execute POST /v1/posts unedited", async (page) => {
     // The app, user and secrets exactly as `npm run seed` makes and prints them for this server.
-    const seed = execFileSync(process.execPath, [path.join(root, "scripts/seed.mjs")], { env: { ...process.env, API_URL: api, ADMIN_TOKEN }, encoding: "utf8" });
+    const seed = execFileSync(process.execPath, [path.join(root, "scripts/seed.mjs")], {
+      env: { ...process.env, API_URL: api, ADMIN_TOKEN },
+      encoding: "utf8",
+    });
     const printed = (re) => re.exec(seed)?.[1] ?? assert(false, `seed printed no ${re}: ${seed}`);
     const [clientId, clientSecret, username] = [/client_id=(\S+)/, /client_secret=(\S+)/, /user (ada_\w+)/].map(printed);
     const docsLink = printed(/open (\S+\/v1\/docs\?client_id=\S+),/);
@@ -210,15 +237,27 @@ try {
     await page.goto(docsLink, { waitUntil: "networkidle0" });
     await page.waitForSelector(".opblock");
     // Swagger UI's own filter matches tag names and paths only; ours also matches summaries.
-    const shownOps = () => page.$$eval(".opblock", (bs) => bs.map((b) => `${b.querySelector(".opblock-summary-method")?.textContent} ${b.querySelector(".opblock-summary-path")?.getAttribute("data-path")} | ${b.querySelector(".opblock-summary-description")?.textContent}`));
+    const shownOps = () =>
+      page.$$eval(".opblock", (bs) =>
+        bs.map(
+          (b) =>
+            `${b.querySelector(".opblock-summary-method")?.textContent} ${b.querySelector(".opblock-summary-path")?.getAttribute("data-path")} | ${b.querySelector(".opblock-summary-description")?.textContent}`,
+        ),
+      );
     await page.type(".operation-filter-input", "Bookmark a post");
     await page.waitForFunction(() => {
       const shown = [...document.querySelectorAll(".opblock")];
       return shown.length > 0 && shown.every((b) => /bookmark/i.test(b.textContent));
     });
     const found = await shownOps();
-    assert(found.some((o) => o.startsWith("PUT /v1/posts/{post_id}/bookmark")), `the filter found: ${found}`);
-    assert(found.every((o) => /bookmark/i.test(o)), `the filter found: ${found}`);
+    assert(
+      found.some((o) => o.startsWith("PUT /v1/posts/{post_id}/bookmark")),
+      `the filter found: ${found}`,
+    );
+    assert(
+      found.every((o) => /bookmark/i.test(o)),
+      `the filter found: ${found}`,
+    );
     await page.click(".operation-filter-input", { clickCount: 3 });
     await page.keyboard.press("Backspace");
 

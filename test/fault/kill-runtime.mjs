@@ -50,7 +50,7 @@ if (PG) {
 const logFile = path.join(tmpdir(), `fault-kill-runtime-${PG ? "pg" : "d1"}.log`);
 writeFileSync(logFile, "");
 const rt = runtime({ port: await freePort(), persist, pg, logFile });
-let sockets = [];
+const sockets = [];
 const cleanup = async () => {
   for (const s of sockets) s.close();
   await rt.kill();
@@ -94,7 +94,14 @@ async function setup() {
   const app = (await must(api("POST", "/admin/apps", { token: ADMIN_TOKEN, json: { name: "Fault" } }), "app")).data;
   const user = async (username) => {
     const u = (await must(api("POST", "/admin/users", { token: ADMIN_TOKEN, json: { username, password: "fault-password" } }), username)).data;
-    const form = { grant_type: "password", client_id: app.client_id, password_grant_secret: app.password_grant_secret, username, password: "fault-password", scope };
+    const form = {
+      grant_type: "password",
+      client_id: app.client_id,
+      password_grant_secret: app.password_grant_secret,
+      username,
+      password: "fault-password",
+      scope,
+    };
     return { id: u.id, token: (await must(api("POST", "/oauth/access_token", { form }), `${username} token`)).access_token };
   };
   const streamUsers = [];
@@ -113,7 +120,10 @@ async function setup() {
     const streamApp = (await must(api("POST", "/admin/apps", { token: ADMIN_TOKEN, json: { name: `Fault stream ${a}` } }), "app")).data;
     const form = { grant_type: "client_credentials", client_id: streamApp.client_id, client_secret: streamApp.client_secret };
     const token = (await must(api("POST", "/oauth/access_token", { form }), "app token")).access_token;
-    await must(api("POST", "/streams", { token, json: { type: "long_poll", object_types: ["post", "message", "bookmark", "follow"], key: "fault" } }), "stream");
+    await must(
+      api("POST", "/streams", { token, json: { type: "long_poll", object_types: ["post", "message", "bookmark", "follow"], key: "fault" } }),
+      "stream",
+    );
     apps.push({ token });
   }
   return { streamUsers, followers, targets, channel, apps };
@@ -139,7 +149,10 @@ async function writer(loop, w) {
     if (roll < 0.4 || !posted.length) {
       op = { call: () => api("POST", "/posts", { token: me.token, json: { text: `fault ${loop}.${n++}` } }), key: (b) => `post:${b?.data?.id}`, author: me.id };
     } else if (roll < 0.75) {
-      op = { call: () => api("POST", `/channels/${w.channel.id}/messages`, { token: me.token, json: { text: `fault ${loop}.${n++}` } }), key: (b) => `message:${b?.data?.id}` };
+      op = {
+        call: () => api("POST", `/channels/${w.channel.id}/messages`, { token: me.token, json: { text: `fault ${loop}.${n++}` } }),
+        key: (b) => `message:${b?.data?.id}`,
+      };
     } else if (roll < 0.9) {
       const post = posted[Math.floor(Math.random() * posted.length)].key.slice(5);
       const pair = `bookmark:${me.id}:${post}`;
@@ -224,7 +237,9 @@ if (failedSetup) {
   process.exit(1);
 }
 const secs = ((performance.now() - t0) / 1000).toFixed(1);
-log(`${label}: ${result.kills} kills, ${result.acked} acknowledged writes (${result.unacked} cut off), ${result.checked} event deliveries checked on ${sockets.length} sockets, ${result.resumes} resumes; settled ${settled} s after the last restart's resumes; in ${secs} s`);
+log(
+  `${label}: ${result.kills} kills, ${result.acked} acknowledged writes (${result.unacked} cut off), ${result.checked} event deliveries checked on ${sockets.length} sockets, ${result.resumes} resumes; settled ${settled} s after the last restart's resumes; in ${secs} s`,
+);
 for (const p of result.problems.slice(0, 40)) console.log(`  FAIL ${p}`);
 if (result.problems.length) console.log(`  (the runtime's output: ${logFile})`);
 if (result.problems.length > 40) console.log(`  ... and ${result.problems.length - 40} more`);

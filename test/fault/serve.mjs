@@ -30,7 +30,9 @@ await mf.ready;
 if (MIGRATE === "1") {
   const db = await mf.getD1Database("DB");
   const dir = path.join(ROOT, "schema/migrations");
-  for (const file of readdirSync(dir).filter((f) => f.endsWith(".sql")).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith(".sql"))
+    .sort()) {
     const queries = unstable_splitSqlQuery(readFileSync(path.join(dir, file), "utf8")).filter((q) => q.replace(/--.*$/gm, "").trim());
     if (queries.length) await db.batch(queries.map((sql) => db.prepare(sql)));
   }

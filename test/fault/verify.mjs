@@ -6,14 +6,20 @@ export function expectations(writes, sockets, { streamUsers }) {
   const out = new Map();
   for (const s of sockets) {
     if (!s.user) {
-      out.set(s, acked.map((x) => x.key)); // app streams: every tracked type is public here
+      out.set(
+        s,
+        acked.map((x) => x.key),
+      ); // app streams: every tracked type is public here
       continue;
     }
     // User streams: `/posts/streams/me` (own posts and those of the users followed at setup) and
     // the public channel's messages; bookmarks and follows go to no subscription of theirs.
     const u = streamUsers.find((x) => x.id === s.user.id);
     const audience = new Set([u.id, ...u.follows]);
-    out.set(s, acked.filter((x) => x.key.startsWith("message:") || (x.key.startsWith("post:") && audience.has(x.author))).map((x) => x.key));
+    out.set(
+      s,
+      acked.filter((x) => x.key.startsWith("message:") || (x.key.startsWith("post:") && audience.has(x.author))).map((x) => x.key),
+    );
   }
   return out;
 }

@@ -27,7 +27,11 @@ async function insert(table: string, cols: string[], rows: (string | number)[][]
   const stmts = [];
   for (let i = 0; i < rows.length; i += CHUNK) {
     const part = rows.slice(i, i + CHUNK);
-    stmts.push(DB.prepare(`INSERT INTO ${table} (${cols.join(",")}) VALUES ${part.map((r) => `(${r.map((v) => (typeof v === "number" ? v : `'${v}'`)).join(",")})`).join(",")}`));
+    stmts.push(
+      DB.prepare(
+        `INSERT INTO ${table} (${cols.join(",")}) VALUES ${part.map((r) => `(${r.map((v) => (typeof v === "number" ? v : `'${v}'`)).join(",")})`).join(",")}`,
+      ),
+    );
   }
   for (let i = 0; i < stmts.length; i += 20) await DB.batch(stmts.slice(i, i + 20));
 }
@@ -39,9 +43,20 @@ async function seed(userId: number, groups: number, actorIds: number[], now: num
   await insert("posts", ["user_id", "app_id", "thread_id", "text", "created_at", "revised_at"], postRows);
   postIds.push(...((await DB.prepare("SELECT id FROM posts WHERE user_id = ? ORDER BY id").bind(userId).all()).results as { id: number }[]).map((r) => r.id));
   await DB.prepare("UPDATE posts SET thread_id = id WHERE user_id = ?").bind(userId).run();
-  await insert("polls", ["user_id", "app_id", "type", "prompt", "is_anonymous", "poll_token", "created_at", "closed_at"], [[userId, 1, "com.example.poll", "Which?", 0, "tok", now - 90 * 86400, now - 89 * 86400]]);
+  await insert(
+    "polls",
+    ["user_id", "app_id", "type", "prompt", "is_anonymous", "poll_token", "created_at", "closed_at"],
+    [[userId, 1, "com.example.poll", "Which?", 0, "tok", now - 90 * 86400, now - 89 * 86400]],
+  );
   const pollId = ((await DB.prepare("SELECT max(id) AS id FROM polls").first()) as { id: number }).id;
-  await insert("poll_options", ["poll_id", "position", "text"], [[pollId, 1, "a"], [pollId, 2, "b"]]);
+  await insert(
+    "poll_options",
+    ["poll_id", "position", "text"],
+    [
+      [pollId, 1, "a"],
+      [pollId, 2, "b"],
+    ],
+  );
   const gBase = ((await DB.prepare("SELECT coalesce(max(id), 0) AS m FROM interaction_groups").first()) as { m: number }).m;
   const eBase = ((await DB.prepare("SELECT coalesce(max(id), 0) AS m FROM interaction_events").first()) as { m: number }).m;
   const actions = ["bookmark", "repost", "reply", "bookmark", "repost", "bookmark", "reply", "repost", "follow", "poll_response"];
@@ -52,7 +67,8 @@ async function seed(userId: number, groups: number, actorIds: number[], now: num
     const action = actions[g % actions.length];
     const object = action === "follow" ? userId : action === "poll_response" ? pollId : postIds[g % postIds.length];
     const at = start + g * 2 * 3600;
-    for (let e = 0; e < PER_GROUP; e++) eRows.push([eBase + g * PER_GROUP + e + 1, gBase + g + 1, actorIds[(g * 7 + e) % actorIds.length], at - (PER_GROUP - e) * 60]);
+    for (let e = 0; e < PER_GROUP; e++)
+      eRows.push([eBase + g * PER_GROUP + e + 1, gBase + g + 1, actorIds[(g * 7 + e) % actorIds.length], at - (PER_GROUP - e) * 60]);
     gRows.push([gBase + g + 1, userId, action, object, eBase + (g + 1) * PER_GROUP, at]);
   }
   await insert("interaction_groups", ["id", "user_id", "action", "object_id", "latest_event_id", "latest_at"], gRows);
@@ -65,7 +81,13 @@ beforeAll(async () => {
   const now = Math.floor(Date.now() / 1000);
   const names = Array.from({ length: ACTORS }, (_, i) => [`perf_fan_${i}_${now % 100000}`, "x", now]);
   await insert("users", ["username", "password_hash", "created_at"], names);
-  const actorIds = ((await DB.prepare("SELECT id FROM users WHERE username LIKE ? ORDER BY id").bind(`perf_fan_%_${now % 100000}`).all()).results as { id: number }[]).map((r) => r.id);
+  const actorIds = (
+    (
+      await DB.prepare("SELECT id FROM users WHERE username LIKE ? ORDER BY id")
+        .bind(`perf_fan_%_${now % 100000}`)
+        .all()
+    ).results as { id: number }[]
+  ).map((r) => r.id);
   middleId = await seed(Number(heavy.user.id), GROUPS, actorIds, now);
   await seed(Number(light.user.id), 10, actorIds, now);
 }, 300_000);
@@ -101,7 +123,11 @@ describe(`interactions page over ${EVENTS.toLocaleString("en")} interaction even
     ] as const) {
       for (const [i, q] of interactionPageQueries(Number(heavy.user.id), actions, { limit: 20, newestFirst: true, beforeId: middleId }).entries()) {
         const { sql, params } = is(q, SQL) ? d.sqlToQuery(q) : q.toSQL();
-        const plan = (await DB.prepare("EXPLAIN QUERY PLAN " + sql).bind(...params).all()).results as { detail: string }[];
+        const plan = (
+          await DB.prepare("EXPLAIN QUERY PLAN " + sql)
+            .bind(...params)
+            .all()
+        ).results as { detail: string }[];
         console.log(`PLAN ${label} #${i}\n  ` + plan.map((r) => r.detail).join("\n  "));
         const details = plan.map((r) => r.detail).join("\n");
         expect(details).not.toMatch(/SCAN interaction_groups|SCAN g\b|SCAN e\b|SCAN interaction_events/);

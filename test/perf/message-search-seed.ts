@@ -63,25 +63,33 @@ export async function seedMessages() {
     `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
      INSERT INTO users (username, password_hash, type, created_at)
      SELECT 'p' || ? || '_' || i, 'x', CASE i % 10 WHEN 0 THEN 'bot' WHEN 1 THEN 'feed' ELSE 'human' END, 0 FROM n`,
-  ).bind(USERS, run).run();
+  )
+    .bind(USERS, run)
+    .run();
   const firstUser = (await DB.prepare("SELECT min(id) AS id FROM users WHERE username LIKE ?").bind(`p${run}_%`).first<{ id: number }>())!.id;
-  const channelStart = ((await DB.prepare("SELECT coalesce(max(id), 0) AS id FROM channels").first<{ id: number }>())!.id) + 1;
+  const channelStart = (await DB.prepare("SELECT coalesce(max(id), 0) AS id FROM channels").first<{ id: number }>())!.id + 1;
   await DB.prepare(
     `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ? - 1)
      INSERT INTO channels (type, owner_id, app_id, read_public, write_any_user, created_at) SELECT 'com.example.chat', ?, 1, 1, 1, 0 FROM n`,
-  ).bind(PUBLIC_CHANNELS, firstUser).run();
+  )
+    .bind(PUBLIC_CHANNELS, firstUser)
+    .run();
   publicIds = Array.from({ length: PUBLIC_CHANNELS }, (_, i) => channelStart + i);
   // Private-message channels between the searching user and others.
   await DB.prepare(
     `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ? - 1)
      INSERT INTO channels (type, owner_id, app_id, pm_key, read_immutable, write_immutable, full_immutable, created_at)
      SELECT 'io.example.core.pm', ?, 1, ? || ',' || (? + i), 1, 1, 1, 0 FROM n`,
-  ).bind(PM_CHANNELS, me, String(me), firstUser).run();
+  )
+    .bind(PM_CHANNELS, me, String(me), firstUser)
+    .run();
   const pmStart = channelStart + PUBLIC_CHANNELS;
   await DB.prepare(
     `INSERT INTO channel_acl (channel_id, user_id, level) SELECT id, CAST(substr(pm_key, instr(pm_key, ',') + 1) AS INTEGER), 'write'
      FROM channels WHERE id >= ? AND id < ?`,
-  ).bind(pmStart, pmStart + PM_CHANNELS).run();
+  )
+    .bind(pmStart, pmStart + PM_CHANNELS)
+    .run();
 
   const stmts: D1PreparedStatement[] = [];
   let at = 1_700_000_000;
@@ -127,4 +135,3 @@ export async function seedMessages() {
   console.log(`seeded ${MESSAGES} messages in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   return { searcher, publicIds, counts };
 }
-

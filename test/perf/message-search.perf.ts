@@ -51,7 +51,9 @@ async function measure(label: string, query: string, token?: string, runs = 30, 
   const p50 = times[Math.floor(runs / 2)];
   const p95 = times[Math.floor(runs * 0.95)];
   const items = Array.isArray(body.data) ? body.data.length : 0;
-  console.log(`${label.padEnd(58)} min ${min.toFixed(1).padStart(6)} ms  p50 ${p50.toFixed(1).padStart(6)} ms  p95 ${p95.toFixed(1).padStart(6)} ms  db calls ${calls}  items ${items}`);
+  console.log(
+    `${label.padEnd(58)} min ${min.toFixed(1).padStart(6)} ms  p50 ${p50.toFixed(1).padStart(6)} ms  p95 ${p95.toFixed(1).padStart(6)} ms  db calls ${calls}  items ${items}`,
+  );
   return { min, p50, p95, calls: Number(calls), items };
 }
 
@@ -110,6 +112,5 @@ describe(`message search over ${MESSAGES.toLocaleString("en")} messages`, () => 
     expect(pm.calls).toBe(2);
     expect(pm.min).toBeLessThan(50);
     console.log(`(p50 minus the no-database floor of ${floor.p50.toFixed(1)} ms is the search's own cost)`);
-
   });
 });

@@ -169,17 +169,13 @@ const checks: Record<string, Check> = {
   },
   urls_with_indices(c, expected) {
     const r = processText(c.text, { schemaBase: "https://schema.example.io", itemType: "Post", users: new Map() });
-    expect(r.entities.links.map((l) => [l.text, l.pos, l.pos + l.len])).toEqual(
-      (expected as Indexed[]).map((e) => [e.url, ...e.indices]),
-    );
+    expect(r.entities.links.map((l) => [l.text, l.pos, l.pos + l.len])).toEqual((expected as Indexed[]).map((e) => [e.url, ...e.indices]));
   },
   hashtags(c, expected) {
     expect(run(c.text).entities.tags.map((t) => t.text)).toEqual(expected);
   },
   hashtags_with_indices(c, expected) {
-    expect(run(c.text).entities.tags.map((t) => [t.text, t.pos, t.pos + t.len])).toEqual(
-      (expected as Indexed[]).map((e) => [e.hashtag, ...e.indices]),
-    );
+    expect(run(c.text).entities.tags.map((t) => [t.text, t.pos, t.pos + t.len])).toEqual((expected as Indexed[]).map((e) => [e.hashtag, ...e.indices]));
   },
 };
 checks.urls_with_directional_markers = checks.urls_with_indices;

@@ -20,8 +20,7 @@ function proc(text: string, opts: Partial<TextOptions> = {}) {
   return processText(text, { schemaBase: SCHEMA, itemType: "Post", users: USERS, ...opts });
 }
 const wrap = (inner: string, type = "Post") => `<span itemscope itemtype="${SCHEMA}/${type}">${inner}</span>`;
-const mentionHtml = (name: string) =>
-  `<span data-mention-id="${idOf(name)}" data-mention-name="${name}" itemprop="mention">@${name}</span>`;
+const mentionHtml = (name: string) => `<span data-mention-id="${idOf(name)}" data-mention-name="${name}" itemprop="mention">@${name}</span>`;
 const tagHtml = (tag: string) => `<span data-tag-name="${tag}" itemprop="tag">#${tag}</span>`;
 
 describe("plain text and html", () => {
@@ -82,17 +81,13 @@ describe("links", () => {
   it("escapes link urls and texts in html", () => {
     const r = proc("http://example.com/?a=1&b='2'");
     expect(r.entities.links[0].url).toBe("http://example.com/?a=1&b='2'");
-    expect(r.html).toBe(
-      wrap('<a href="http://example.com/?a=1&amp;b=&#39;2&#39;">http://example.com/?a=1&amp;b=&#39;2&#39;</a>'),
-    );
+    expect(r.html).toBe(wrap('<a href="http://example.com/?a=1&amp;b=&#39;2&#39;">http://example.com/?a=1&amp;b=&#39;2&#39;</a>'));
   });
 
   it("parse_links=0 turns bare links off (markdown links stay)", () => {
     const r = proc("example.com and [site](https://example.org)", { parseLinks: false });
     expect(r.text).toBe("example.com and site [example.org]");
-    expect(r.entities.links).toEqual([
-      { pos: 16, len: 4, text: "site", url: "https://example.org", amended_len: 18 },
-    ]);
+    expect(r.entities.links).toEqual([{ pos: 16, len: 4, text: "site", url: "https://example.org", amended_len: 18 }]);
   });
 });
 
@@ -110,9 +105,7 @@ describe("markdown links", () => {
         amended_len: 7 + " [blog.example.com]".length,
       },
     ]);
-    expect(r.html).toBe(
-      wrap('Read <a href="https://blog.example.com/p/1" title="A &lt;title&gt;">my post</a> [blog.example.com] now'),
-    );
+    expect(r.html).toBe(wrap('Read <a href="https://blog.example.com/p/1" title="A &lt;title&gt;">my post</a> [blog.example.com] now'));
     expect(r.length).toBe("Read my post now".length);
   });
 
@@ -123,17 +116,13 @@ describe("markdown links", () => {
       { pos: 0, len: 11, text: "example.com", url: "https://example.com/page", amended_len: 11 },
       { pos: 16, len: 11, text: "Example.COM", url: "http://example.com", amended_len: 11 },
     ]);
-    expect(r.html).toBe(
-      wrap('<a href="https://example.com/page">example.com</a> and <a href="http://example.com">Example.COM</a>'),
-    );
+    expect(r.html).toBe(wrap('<a href="https://example.com/page">example.com</a> and <a href="http://example.com">Example.COM</a>'));
     expect(r.length).toBe(27);
   });
 
   it("adds http:// to a target without scheme and keeps balanced parentheses", () => {
     const r = proc("[film](en.wikipedia.org/wiki/Primer_(film))");
-    expect(r.entities.links).toEqual([
-      { pos: 0, len: 4, text: "film", url: "http://en.wikipedia.org/wiki/Primer_(film)", amended_len: 4 + 19 },
-    ]);
+    expect(r.entities.links).toEqual([{ pos: 0, len: 4, text: "film", url: "http://en.wikipedia.org/wiki/Primer_(film)", amended_len: 4 + 19 }]);
     expect(r.text).toBe("film [en.wikipedia.org]");
   });
 
@@ -220,12 +209,7 @@ describe("mentions", () => {
   });
 
   it("mentionCandidates lists lowercased names once, known or not", () => {
-    expect(mentionCandidates("@Alice @bob hi @ALICE mail x@y.com @nobody /@carol @toolongname_abcdefghijk")).toEqual([
-      "alice",
-      "bob",
-      "nobody",
-      "carol",
-    ]);
+    expect(mentionCandidates("@Alice @bob hi @ALICE mail x@y.com @nobody /@carol @toolongname_abcdefghijk")).toEqual(["alice", "bob", "nobody", "carol"]);
     expect(mentionCandidates("no mentions")).toEqual([]);
   });
 });
@@ -290,9 +274,7 @@ describe("code points", () => {
   it("a markdown link after astral text", () => {
     const r = proc("🎉🎉 [ok 😀](https://example.com) 🎉");
     expect(r.text).toBe("🎉🎉 ok 😀 [example.com] 🎉");
-    expect(r.entities.links).toEqual([
-      { pos: 3, len: 4, text: "ok 😀", url: "https://example.com", amended_len: 4 + 14 },
-    ]);
+    expect(r.entities.links).toEqual([{ pos: 3, len: 4, text: "ok 😀", url: "https://example.com", amended_len: 4 + 14 }]);
     expect(r.length).toBe(9);
   });
 
@@ -313,10 +295,7 @@ describe("{object_id}", () => {
     const r = proc("[this post](https://example.com/posts/{object_id}) example.com/p/{object_id} {object_id}");
     const done = withObjectId(r, "12345");
     expect(done.text).toBe(r.text);
-    expect(done.entities.links.map((l) => l.url)).toEqual([
-      "https://example.com/posts/12345",
-      "http://example.com/p/12345",
-    ]);
+    expect(done.entities.links.map((l) => l.url)).toEqual(["https://example.com/posts/12345", "http://example.com/p/12345"]);
     expect(done.entities.links.map((l) => l.text)).toEqual(["this post", "example.com/p/{object_id}"]);
     expect(done.html).toBe(
       wrap(

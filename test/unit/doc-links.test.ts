@@ -7,16 +7,13 @@
 import { describe, expect, it } from "vitest";
 
 const ROOT = "../../";
-const strip = (files: Record<string, string>) =>
-  Object.fromEntries(Object.entries(files).map(([k, v]) => [k.slice(ROOT.length), v]));
+const strip = (files: Record<string, string>) => Object.fromEntries(Object.entries(files).map(([k, v]) => [k.slice(ROOT.length), v]));
 
 const sources = strip(import.meta.glob<string>("../../src/**/*.ts", { query: "?raw", import: "default", eager: true }));
 const docs = strip(import.meta.glob<string>(["../../README.md", "../../docs/**/*.md"], { query: "?raw", import: "default", eager: true }));
 // Every file of the repository, by path (not loaded: a link only needs its target to exist).
 const allFiles = new Set(
-  Object.keys(import.meta.glob(["../../**/*", "!../../node_modules/**", "!../../.wrangler/**", "!../../bench/results/**"])).map((k) =>
-    k.slice(ROOT.length),
-  ),
+  Object.keys(import.meta.glob(["../../**/*", "!../../node_modules/**", "!../../.wrangler/**", "!../../bench/results/**"])).map((k) => k.slice(ROOT.length)),
 );
 
 /** Markdown without fenced code blocks and inline code spans, where link syntax is only an example. */
@@ -135,7 +132,10 @@ describe("documentation references", () => {
 
   it("every docs/….md path named under src/ exists", () => {
     const missing = Object.entries(sources).flatMap(([file, text]) =>
-      [...text.matchAll(/\bdocs\/[\w./-]*?\.md\b/g)].map((m) => m[0]).filter((p) => !(p in docs)).map((p) => `${file}: ${p}`),
+      [...text.matchAll(/\bdocs\/[\w./-]*?\.md\b/g)]
+        .map((m) => m[0])
+        .filter((p) => !(p in docs))
+        .map((p) => `${file}: ${p}`),
     );
     expect(missing).toEqual([]);
   });

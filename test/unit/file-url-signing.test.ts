@@ -13,7 +13,18 @@ describe("file URL tokens", () => {
 
   it("parse nothing that is not one in shape", () => {
     const sig = "A".repeat(22);
-    for (const t of ["", "not-a-token", "1.2", `1.2.${sig.slice(1)}`, `1.2.${sig}x`, `X.2.${sig}`, `1.2.${sig}.`, `1.2.${sig}.bad key`, `1..${sig}`, `1.2.${"A".repeat(21)}=`]) {
+    for (const t of [
+      "",
+      "not-a-token",
+      "1.2",
+      `1.2.${sig.slice(1)}`,
+      `1.2.${sig}x`,
+      `X.2.${sig}`,
+      `1.2.${sig}.`,
+      `1.2.${sig}.bad key`,
+      `1..${sig}`,
+      `1.2.${"A".repeat(21)}=`,
+    ]) {
       expect(parseToken(t), t).toBeNull();
     }
   });

@@ -16,7 +16,9 @@ const server = (dir: string) => [`${dir}/initdb`, `${dir}/pg_ctl`];
 
 describe("finding the Postgres server binaries", () => {
   it("Debian/Ubuntu: the newest /usr/lib/postgresql/<v>/bin (numeric order, not text)", () => {
-    const m = machine("linux", [...server("/usr/lib/postgresql/9.6/bin"), ...server("/usr/lib/postgresql/16/bin"), ...server("/usr/lib/postgresql/15/bin")], { PATH: "/usr/bin:/bin" });
+    const m = machine("linux", [...server("/usr/lib/postgresql/9.6/bin"), ...server("/usr/lib/postgresql/16/bin"), ...server("/usr/lib/postgresql/15/bin")], {
+      PATH: "/usr/bin:/bin",
+    });
     expect(findPostgresBin(m)).toBe("/usr/lib/postgresql/16/bin");
   });
 
@@ -31,10 +33,14 @@ describe("finding the Postgres server binaries", () => {
   });
 
   it("macOS: Homebrew's postgresql@<v> on Apple silicon and Intel, then pg_config --bindir", () => {
-    const arm = machine("darwin", [...server("/opt/homebrew/opt/postgresql@16/bin"), ...server("/opt/homebrew/opt/postgresql@17/bin")], { PATH: "/opt/homebrew/bin:/usr/bin" });
+    const arm = machine("darwin", [...server("/opt/homebrew/opt/postgresql@16/bin"), ...server("/opt/homebrew/opt/postgresql@17/bin")], {
+      PATH: "/opt/homebrew/bin:/usr/bin",
+    });
     expect(findPostgresBin(arm)).toBe("/opt/homebrew/opt/postgresql@17/bin");
     expect(findPostgresBin(machine("darwin", server("/usr/local/opt/postgresql@15/bin")))).toBe("/usr/local/opt/postgresql@15/bin");
-    expect(findPostgresBin(machine("darwin", server("/opt/local/lib/postgresql16/bin"), { pgConfig: "/opt/local/lib/postgresql16/bin" }))).toBe("/opt/local/lib/postgresql16/bin");
+    expect(findPostgresBin(machine("darwin", server("/opt/local/lib/postgresql16/bin"), { pgConfig: "/opt/local/lib/postgresql16/bin" }))).toBe(
+      "/opt/local/lib/postgresql16/bin",
+    );
   });
 
   it("PG_BIN wins over everything else", () => {
@@ -44,7 +50,9 @@ describe("finding the Postgres server binaries", () => {
 
   it("none: null, and the advice names the package of each OS", () => {
     expect(findPostgresBin(machine("linux", ["/usr/bin/psql"], { PATH: "/usr/bin" }))).toBeNull();
-    expect(installAdvice("linux")).toMatch(/apt-get install -y --no-install-recommends postgresql[\s\S]*dnf install -y postgresql-server[\s\S]*pacman -S postgresql/);
+    expect(installAdvice("linux")).toMatch(
+      /apt-get install -y --no-install-recommends postgresql[\s\S]*dnf install -y postgresql-server[\s\S]*pacman -S postgresql/,
+    );
     expect(installAdvice("darwin")).toContain("brew install postgresql@17");
     expect(installAdvice("win32")).toContain("WSL");
   });

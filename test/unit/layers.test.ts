@@ -5,9 +5,10 @@
 /// <reference types="vite/client" />
 import { describe, expect, it } from "vitest";
 
-const sources = Object.entries(import.meta.glob<string>("../../src/**/*.ts", { query: "?raw", import: "default", eager: true })).map(
-  ([path, text]) => ({ path: path.slice("../../".length), text }),
-);
+const sources = Object.entries(import.meta.glob<string>("../../src/**/*.ts", { query: "?raw", import: "default", eager: true })).map(([path, text]) => ({
+  path: path.slice("../../".length),
+  text,
+}));
 
 describe("source layers", () => {
   it("reads the sources", () => {

@@ -18,7 +18,7 @@ type Spread = "round-robin" | "random" | "moving";
 
 /** A seeded generator, so a failure replays. */
 function random(seed: number): () => number {
-  return () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  return () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 interface Run {
@@ -45,9 +45,13 @@ async function simulate(m: number, limit: number, windowSeconds: number, spread:
     const at = T + Math.floor((i / total) * duration);
     const half = Math.ceil(m / 2);
     const k =
-      spread === "round-robin" ? i % m
-      : spread === "random" || m === 1 ? Math.floor(next() * m)
-      : i < total / 2 ? Math.floor(next() * half) : half + Math.floor(next() * (m - half));
+      spread === "round-robin"
+        ? i % m
+        : spread === "random" || m === 1
+          ? Math.floor(next() * m)
+          : i < total / 2
+            ? Math.floor(next() * half)
+            : half + Math.floor(next() * (m - half));
     const ask: AskLease = async (returned, from) => {
       if (!refused) leases++;
       return lease(`isolate-${k}`, at, returned, from);
@@ -70,8 +74,7 @@ async function simulate(m: number, limit: number, windowSeconds: number, spread:
 /** The ledger in memory, as the Durable Object runs it (`holders: false`: leases counted in full, as before). */
 function inMemory(bucket: string, limit: number, windowSeconds: number, holders = true): Lease {
   const ledger = new LeaseLedger({ bannedUntil: 0, windows: {} }, () => {});
-  return async (holder, at, returned, from) =>
-    ledger.lease(bucket, limit, windowSeconds, at, holders ? { holder, returned, from: from ?? -1 } : undefined);
+  return async (holder, at, returned, from) => ledger.lease(bucket, limit, windowSeconds, at, holders ? { holder, returned, from: from ?? -1 } : undefined);
 }
 
 const BUCKETS = [
@@ -98,7 +101,13 @@ describe("leases across isolates (simulation)", { timeout: 120_000 }, () => {
   it("one isolate asks once per tens of requests; ten, still once per several", async () => {
     const one = await simulate(1, authorized.reads, authorized.read_reset_seconds, "random", inMemory("read", authorized.reads, authorized.read_reset_seconds));
     expect(one.requestsPerLease).toBeGreaterThan(30);
-    const ten = await simulate(10, authorized.reads, authorized.read_reset_seconds, "random", inMemory("read", authorized.reads, authorized.read_reset_seconds));
+    const ten = await simulate(
+      10,
+      authorized.reads,
+      authorized.read_reset_seconds,
+      "random",
+      inMemory("read", authorized.reads, authorized.read_reset_seconds),
+    );
     expect(ten.requestsPerLease).toBeGreaterThan(5);
   });
 

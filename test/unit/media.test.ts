@@ -11,7 +11,7 @@ describe("mime normalization (api.md rule 6 and the table)", () => {
     expect(normalizeMime("Audio/X-WAV")).toEqual({ base: "audio/wave" });
     expect(normalizeMime("video/mp4")).toEqual({ base: "video/mpeg" });
     expect(normalizeMime("audio/m4a").base).toBe("audio/mp4");
-    expect(normalizeMime("text/plain; charset=\"UTF-8\"")).toEqual({ base: "text/plain", charset: "utf-8" });
+    expect(normalizeMime('text/plain; charset="UTF-8"')).toEqual({ base: "text/plain", charset: "utf-8" });
     expect(() => normalizeMime("png")).toThrow(/'mime_type' must be a mime type/);
   });
 
@@ -45,8 +45,8 @@ describe("detection from bytes", () => {
 describe("multipart parsing and bounded bodies", () => {
   it("parses fields and file parts without copying, with quoted and unquoted boundaries", () => {
     const body = enc.encode(
-      "preamble\r\n--XyZ\r\nContent-Disposition: form-data; name=\"type\"\r\n\r\ncom.example.x\r\n" +
-        "--XyZ\r\nContent-Disposition: form-data; name=\"content\"; filename=\"a \\\"b\\\".bin\"\r\nContent-Type: image/png\r\n\r\n\r\n--Xy\r\n\r\n--XyZ--\r\n",
+      'preamble\r\n--XyZ\r\nContent-Disposition: form-data; name="type"\r\n\r\ncom.example.x\r\n' +
+        '--XyZ\r\nContent-Disposition: form-data; name="content"; filename="a \\"b\\".bin"\r\nContent-Type: image/png\r\n\r\n\r\n--Xy\r\n\r\n--XyZ--\r\n',
     );
     for (const ct of ["multipart/form-data; boundary=XyZ", 'multipart/form-data; boundary="XyZ"']) {
       const parts = parseMultipart(body, ct);
@@ -58,7 +58,7 @@ describe("multipart parsing and bounded bodies", () => {
       expect(content.data.buffer).toBe(body.buffer);
     }
     expect(() => parseMultipart(body, "multipart/form-data")).toThrow(/no boundary/);
-    expect(() => parseMultipart(enc.encode("--XyZ\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nno end"), "multipart/form-data; boundary=XyZ")).toThrow(
+    expect(() => parseMultipart(enc.encode('--XyZ\r\nContent-Disposition: form-data; name="a"\r\n\r\nno end'), "multipart/form-data; boundary=XyZ")).toThrow(
       /no closing boundary/,
     );
   });

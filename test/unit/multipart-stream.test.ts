@@ -6,9 +6,9 @@ const enc = new TextEncoder();
 const dec = new TextDecoder();
 const CT = "multipart/form-data; boundary=XyZ";
 const BODY =
-  "preamble\r\n--XyZ\r\nContent-Disposition: form-data; name=\"type\"\r\n\r\ncom.example.x\r\n" +
-  "--XyZ\r\nContent-Disposition: form-data; name=\"content\"; filename=\"a.bin\"\r\nContent-Type: image/png\r\n\r\n\r\n--Xy\r\n\r\n--XyQ\r" +
-  "\r\n--XyZ\r\nContent-Disposition: form-data; name=\"type\"\r\n\r\nsecond\r\n--XyZ--\r\n";
+  'preamble\r\n--XyZ\r\nContent-Disposition: form-data; name="type"\r\n\r\ncom.example.x\r\n' +
+  '--XyZ\r\nContent-Disposition: form-data; name="content"; filename="a.bin"\r\nContent-Type: image/png\r\n\r\n\r\n--Xy\r\n\r\n--XyQ\r' +
+  '\r\n--XyZ\r\nContent-Disposition: form-data; name="type"\r\n\r\nsecond\r\n--XyZ--\r\n';
 
 /** The body as a stream cut into pieces of `size` bytes. */
 function pieces(bytes: Uint8Array, size: number) {

@@ -50,7 +50,9 @@ describe("generated drizzle schemas", () => {
 });
 
 const migrations = (dir: string) =>
-  Object.entries(import.meta.glob<string>(["../../schema/migrations/*.sql", "../../schema/pg/migrations/*.sql"], { query: "?raw", import: "default", eager: true }))
+  Object.entries(
+    import.meta.glob<string>(["../../schema/migrations/*.sql", "../../schema/pg/migrations/*.sql"], { query: "?raw", import: "default", eager: true }),
+  )
     .filter(([path]) => path.startsWith(`../../schema/${dir}migrations/`))
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([, text]) => text);
@@ -93,7 +95,9 @@ describe("counter triggers (schema/spec/counters.ts)", () => {
         "  UPDATE presence_versions SET version = version + 1 WHERE shard = new.user_id % 16;\nEND;",
     ]);
     expect(missing.pg).toEqual([
-      expect.stringMatching(/^CREATE OR REPLACE FUNCTION es_bump_presence_version\(\)[\s\S]*IF TG_TABLE_NAME = 'users' THEN[\s\S]*ELSIF TG_TABLE_NAME = 'channel_presence' THEN/),
+      expect.stringMatching(
+        /^CREATE OR REPLACE FUNCTION es_bump_presence_version\(\)[\s\S]*IF TG_TABLE_NAME = 'users' THEN[\s\S]*ELSIF TG_TABLE_NAME = 'channel_presence' THEN/,
+      ),
       "CREATE TRIGGER presence_versions_channel_presence AFTER INSERT ON channel_presence FOR EACH ROW EXECUTE FUNCTION es_bump_presence_version();",
     ]);
   });

@@ -44,5 +44,4 @@ export const postgresDialect: SqlDialect = {
 };
 
 /** A text[] from a list, passed as one JSON parameter (for the Postgres search query functions). */
-export const pgTextArray = (values: readonly string[]): SQL =>
-  sql`ARRAY(SELECT jsonb_array_elements_text(CAST(${JSON.stringify(values)} AS JSONB)))`;
+export const pgTextArray = (values: readonly string[]): SQL => sql`ARRAY(SELECT jsonb_array_elements_text(CAST(${JSON.stringify(values)} AS JSONB)))`;

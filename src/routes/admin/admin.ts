@@ -13,11 +13,9 @@ import { createUser, getUser } from "../../stores/users";
 import { viewContext } from "../../views/context";
 import { renderUser } from "../../views/user";
 
-export const usernameSchema = z
-  .string()
-  .regex(new RegExp(`^[a-z0-9_]{1,${LIMITS.user.username_max_length}}$`), {
-    message: `must be 1 to ${LIMITS.user.username_max_length} characters of a-z, 0-9 and _`,
-  });
+export const usernameSchema = z.string().regex(new RegExp(`^[a-z0-9_]{1,${LIMITS.user.username_max_length}}$`), {
+  message: `must be 1 to ${LIMITS.user.username_max_length} characters of a-z, 0-9 and _`,
+});
 
 const NewApp = z
   .object({
@@ -72,7 +70,14 @@ export const adminRoutes = createRouter()
         isPublic: body.is_public,
         createdAt: now(c),
       });
-      const data = { id: String(app.id), name: app.name, url: app.url, client_id: clientId, client_secret: clientSecret, password_grant_secret: passwordGrantSecret };
+      const data = {
+        id: String(app.id),
+        name: app.name,
+        url: app.url,
+        client_id: clientId,
+        client_secret: clientSecret,
+        password_grant_secret: passwordGrantSecret,
+      };
       return ok(c, data, {}, 201);
     },
   )
@@ -85,7 +90,15 @@ export const adminRoutes = createRouter()
       description:
         "Deletes an app: all its tokens stop working at once; the app's row stays so that posts and messages it made show it as `[REMOVED]`. Needs the admin token; emits nothing.",
       request: { params: z.object({ id: idString("app id (the `id` from creating it, not the client_id)") }) },
-      responses: { 200: Envelope(z.object({ id: z.string(), name: z.string(), client_id: z.string(), is_deleted: z.boolean() }), "Deleted", { id: "1", name: "Photo Box", client_id: "pbx_3Fq9LwZt7XkR2mNv", is_deleted: true }), ...errors(400, 401, 403, 404) },
+      responses: {
+        200: Envelope(z.object({ id: z.string(), name: z.string(), client_id: z.string(), is_deleted: z.boolean() }), "Deleted", {
+          id: "1",
+          name: "Photo Box",
+          client_id: "pbx_3Fq9LwZt7XkR2mNv",
+          is_deleted: true,
+        }),
+        ...errors(400, 401, 403, 404),
+      },
     }),
     async (c) => {
       const app = await getAppById(c.var.db, Number(c.req.valid("param").id));
@@ -103,7 +116,10 @@ export const adminRoutes = createRouter()
       description:
         "Creates a user who can then sign in (password grant or the consent page). Usernames are 1–20 of `a-z`, `0-9`, `_`; a taken one is a 400. The reply includes `data.email`. Needs the admin token; emits nothing.",
       request: { body: { content: { "application/json": { schema: NewUser } }, required: true } },
-      responses: { 201: Envelope(UserSchema, "User object", { ...exampleUser, data: { email: "ada@example.com" } }, { code: 201 }), ...errors(400, 401, 403, 415) },
+      responses: {
+        201: Envelope(UserSchema, "User object", { ...exampleUser, data: { email: "ada@example.com" } }, { code: 201 }),
+        ...errors(400, 401, 403, 415),
+      },
     }),
     async (c) => {
       const body = c.req.valid("json");

@@ -44,7 +44,12 @@ export const adminUserRoutes = createRouter()
       description: "Creates a badge users can then be awarded. Needs the admin token; emits nothing.",
       request: { body: { content: { "application/json": { schema: NewBadge } }, required: true } },
       responses: {
-        201: Envelope(z.object({ id: z.string(), name: z.string(), description: z.string() }), "The badge", { id: "1", name: "Early supporter", description: "Joined in the first year" }, { code: 201 }),
+        201: Envelope(
+          z.object({ id: z.string(), name: z.string(), description: z.string() }),
+          "The badge",
+          { id: "1", name: "Early supporter", description: "Joined in the first year" },
+          { code: 201 },
+        ),
         ...errors(400, 401, 403, 415),
       },
     }),
@@ -62,7 +67,10 @@ export const adminUserRoutes = createRouter()
       summary: "Award a badge to a user",
       description: "The user can then show it (PATCH /users/me `badge`). Awarding it again changes nothing. Needs the admin token; emits nothing.",
       request: { params: z.object({ user_id: userParam, badge_id: idString("badge id").openapi({ param: { name: "badge_id", in: "path" }, example: "1" }) }) },
-      responses: { 200: Envelope(z.object({ user_id: z.string(), badge_id: z.string() }), "Awarded", { user_id: "3", badge_id: "1" }), ...errors(400, 401, 403, 404) },
+      responses: {
+        200: Envelope(z.object({ user_id: z.string(), badge_id: z.string() }), "Awarded", { user_id: "3", badge_id: "1" }),
+        ...errors(400, 401, 403, 404),
+      },
     }),
     async (c) => {
       const p = c.req.valid("param");
@@ -78,7 +86,10 @@ export const adminUserRoutes = createRouter()
       summary: "Set what only the operator sets on a user: the verified URL",
       description: "Needs the admin token; emits nothing.",
       request: { params: z.object({ user_id: userParam }), body: { content: { "application/json": { schema: UserPatch } }, required: true } },
-      responses: { 200: Envelope(UserSchema, "The user", { ...EXAMPLE_USER, verified: { domain: "ada.example", url: "https://ada.example/" } }), ...errors(400, 401, 403, 404, 415) },
+      responses: {
+        200: Envelope(UserSchema, "The user", { ...EXAMPLE_USER, verified: { domain: "ada.example", url: "https://ada.example/" } }),
+        ...errors(400, 401, 403, 404, 415),
+      },
     }),
     async (c) => {
       const user = await setVerifiedUrl(c.var.db, Number(c.req.valid("param").user_id), c.req.valid("json").verified_url);

@@ -88,11 +88,7 @@ const NO_FLAGS: AclFlags = {
 
 /** The user id lists of an ACL body, resolved; the owner (implicitly full) is left out. */
 async function aclLists(c: Context<AppEnv>, acl: AclBody | undefined, ownerId: number, viewerId: number) {
-  const { ids } = await resolveUserLists(
-    c,
-    Object.fromEntries(ACL_LEVELS.map((l) => [`acl.${l}.user_ids`, acl?.[l]?.user_ids])),
-    viewerId,
-  );
+  const { ids } = await resolveUserLists(c, Object.fromEntries(ACL_LEVELS.map((l) => [`acl.${l}.user_ids`, acl?.[l]?.user_ids])), viewerId);
   const out: Partial<Record<AclLevel, number[]>> = {};
   for (const l of ACL_LEVELS) {
     const list = ids[`acl.${l}.user_ids`];
@@ -195,12 +191,12 @@ export const channelRoutes = createRouter()
       const { value: ch, seqs } = await createChannel(
         c.var.db,
         {
-        ...flags,
-        type: body.type,
-        ownerId: user.id,
-        appId: c.var.auth!.app.id,
-        acl: { full: lists.full ?? [], write: lists.write ?? [], read: lists.read ?? [] },
-        raw,
+          ...flags,
+          type: body.type,
+          ownerId: user.id,
+          appId: c.var.auth!.app.id,
+          acl: { full: lists.full ?? [], write: lists.write ?? [], read: lists.read ?? [] },
+          raw,
           createdAt: now(c),
         },
         [channelReservation(c, user.id), subscriptionReservation(c, user.id, true)],
@@ -264,7 +260,10 @@ export const channelRoutes = createRouter()
         "Sets `is_active` to false and removes every subscription; messages stay readable. Only the owner may (403); " +
         `\`${PM_TYPE}\` channels cannot be deactivated (400). Repeating it changes nothing. Needs \`messages\` (or the type's extended scope). Emits a \`channel\` event.`,
       request: { params: channelParams, query: channelQuery },
-      responses: { 200: Envelope(ChannelSchema, "The deactivated Channel", { ...exampleChannel, is_active: false, you_subscribed: false }), ...errors(400, 401, 403, 404) },
+      responses: {
+        200: Envelope(ChannelSchema, "The deactivated Channel", { ...exampleChannel, is_active: false, you_subscribed: false }),
+        ...errors(400, 401, 403, 404),
+      },
     }),
     async (c) => {
       const user = currentUser(c);

@@ -28,14 +28,11 @@ export const channelRenderParams = {
   include_channel_raw: queryFlag("1: include `raw` on channels. Default 0"),
   include_message_raw: queryFlag("1: include `raw` on the embedded recent messages. Default 0"),
   include_marker: queryFlag("1: channels carry the caller's `channel:{id}` `marker` (`{name}` alone when unset). Default 1 on lists, 0 on single channels"),
-  include_recent_message: queryFlag(
-    "1: channels carry `recent_message` (and `recent_deleted_message` when the newest message is deleted). Default 0",
-  ),
+  include_recent_message: queryFlag("1: channels carry `recent_message` (and `recent_deleted_message` when the newest message is deleted). Default 0"),
   include_limited_users: queryFlag("1: each ACL section carries `users`, limited user objects (id, username, name, avatar_image.url, presence). Default 0"),
 };
 
-const typesParam = (description: string) =>
-  z.string().max(2048).optional().openapi({ description, example: "io.example.core.pm,com.example.chat" });
+const typesParam = (description: string) => z.string().max(2048).optional().openapi({ description, example: "io.example.core.pm,com.example.chat" });
 
 /** Parameters of lists of channels: which channels the list holds (plus the rendering ones). */
 export const channelListParams = {
@@ -97,7 +94,11 @@ export const eventView = (c: Context<AppEnv>) => eventContext(c);
  */
 export const channelReservation = (c: Context<AppEnv>, actorId: number, channelId?: number): Reservation => ({
   type: "channel",
-  ref: { ...(channelId !== undefined ? { id: channelId } : {}), origin: eventView(c).origin, route: { actorId, ...(channelId !== undefined ? { channelId } : {}) } },
+  ref: {
+    ...(channelId !== undefined ? { id: channelId } : {}),
+    origin: eventView(c).origin,
+    route: { actorId, ...(channelId !== undefined ? { channelId } : {}) },
+  },
   at: now(c),
 });
 

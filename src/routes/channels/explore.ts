@@ -41,7 +41,12 @@ export const channelExploreRoutes = createRouter()
     }),
     (c) => {
       const origin = viewContext(c).origin;
-      const streams = CHANNEL_EXPLORE_STREAMS.map((s) => ({ slug: s.slug, title: s.title, description: s.description, url: `${origin}/v1/channels/streams/explore/${s.slug}` }));
+      const streams = CHANNEL_EXPLORE_STREAMS.map((s) => ({
+        slug: s.slug,
+        title: s.title,
+        description: s.description,
+        url: `${origin}/v1/channels/streams/explore/${s.slug}`,
+      }));
       return ok(c, streams);
     },
   )
@@ -56,7 +61,10 @@ export const channelExploreRoutes = createRouter()
         CHANNEL_EXPLORE_STREAMS.map((s) => `\`${s.slug}\`: ${s.description}`).join(" ") +
         " Paginated (`count`, `before_id`, `since_id`); takes the general channel parameters. An unknown slug is a 404. Emits nothing.",
       request: { params: slugParam, query: z.object({ ...pageQuery, ...channelListParams }) },
-      responses: { 200: Envelope(z.array(ChannelSchema), "Channel objects", [{ ...exampleChannel, pagination_id: "1" }], channelListExample()), ...errors(400, 404) },
+      responses: {
+        200: Envelope(z.array(ChannelSchema), "Channel objects", [{ ...exampleChannel, pagination_id: "1" }], channelListExample()),
+        ...errors(400, 404),
+      },
     }),
     async (c) => {
       const slug = c.req.valid("param").slug;

@@ -14,10 +14,7 @@ import { userParams } from "../../http/params";
 export const TYPE_PATTERN = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)+$/;
 export const TYPE_MAX_LENGTH = 255;
 
-export const channelType = z
-  .string()
-  .max(TYPE_MAX_LENGTH)
-  .regex(TYPE_PATTERN, { message: "must be a reversed-domain type such as 'com.example.chat'" });
+export const channelType = z.string().max(TYPE_MAX_LENGTH).regex(TYPE_PATTERN, { message: "must be a reversed-domain type such as 'com.example.chat'" });
 
 /** A JSON boolean; 0 and 1 are accepted too. */
 export const jsonBool = z.union([z.boolean(), z.literal(0), z.literal(1)]).transform((v) => v === true || v === 1);
@@ -119,14 +116,11 @@ export function requireChannelScope(c: Context<AppEnv>, ch: { type: string; read
   const scopes = c.var.auth?.scopes ?? [];
   if (hasScope(scopes, "messages", ch.type)) return;
   if (isPublicChannel(ch) && hasScope(scopes, "public_messages", ch.type)) return;
-  throw ApiError.forbidden(
-    `this needs the 'messages' scope${isPublicChannel(ch) ? " (or 'public_messages')" : ""} for channels of type '${ch.type}'`,
-  );
+  throw ApiError.forbidden(`this needs the 'messages' scope${isPublicChannel(ch) ? " (or 'public_messages')" : ""} for channels of type '${ch.type}'`);
 }
 
 /** `include_raw=1` or the object-specific `include_<object>_raw=1`. */
-export const includeRaw = (q: Record<string, string | undefined>, object: "channel" | "message") =>
-  flagOn(q.include_raw) || flagOn(q[`include_${object}_raw`]);
+export const includeRaw = (q: Record<string, string | undefined>, object: "channel" | "message") => flagOn(q.include_raw) || flagOn(q[`include_${object}_raw`]);
 
 /** `include_raw` and the general user parameters (for the users channels and messages embed). */
 export const rawQuery = userParams;

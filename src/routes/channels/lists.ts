@@ -51,7 +51,11 @@ function unreadTypes(v: string | undefined): string[] {
 }
 
 const unreadQuery = z.object({
-  channel_types: z.string().max(2600).optional().openapi({ description: `Comma-separated channel types (at most ${MAX_UNREAD_TYPES}); default \`${PM_TYPE}\``, example: PM_TYPE }),
+  channel_types: z
+    .string()
+    .max(2600)
+    .optional()
+    .openapi({ description: `Comma-separated channel types (at most ${MAX_UNREAD_TYPES}); default \`${PM_TYPE}\``, example: PM_TYPE }),
 });
 
 async function getUnread(c: Context<AppEnv>, types: string[]) {
@@ -94,8 +98,15 @@ const legacyUnreadRoute = <M extends "get" | "delete">(method: M) =>
 export const searchQuery = z.object({
   ...pageQuery,
   ...channelListParams,
-  q: z.string().max(256).optional().openapi({ description: "Text searched for in the `name` and `description` of the channel's `io.example.core.chat-settings` raw" }),
-  order: z.enum(["activity", "id", "popularity"]).optional().openapi({ description: "activity (most recent message, default), id (newest channel) or popularity (most messages; one page)" }),
+  q: z
+    .string()
+    .max(256)
+    .optional()
+    .openapi({ description: "Text searched for in the `name` and `description` of the channel's `io.example.core.chat-settings` raw" }),
+  order: z
+    .enum(["activity", "id", "popularity"])
+    .optional()
+    .openapi({ description: "activity (most recent message, default), id (newest channel) or popularity (most messages; one page)" }),
   categories: z.string().max(512).optional().openapi({ description: "Comma-separated categories of the chat-settings raw (any matches)", example: "fun,tech" }),
   created_after: z.string().optional().openapi({ description: "ISO 8601 time the channels were created after" }),
   created_before: z.string().optional().openapi({ description: "ISO 8601 time the channels were created before" }),
@@ -142,7 +153,10 @@ export const channelListRoutes = createRouter()
         "Public channels need no token. Takes the general channel parameters (a lookup keeps deactivated channels). The caller's " +
         "subscriptions are GET /users/me/channels/subscribed. Emits nothing.",
       request: {
-        query: z.object({ ...channelListParams, ids: z.string().optional().openapi({ description: "Comma-separated channel ids; none: an empty list", example: "1,2" }) }),
+        query: z.object({
+          ...channelListParams,
+          ids: z.string().optional().openapi({ description: "Comma-separated channel ids; none: an empty list", example: "1,2" }),
+        }),
       },
       responses: { 200: Envelope(channelArray, "Channel objects", [exampleChannel]), ...errors(400, 401) },
     }),
@@ -165,7 +179,10 @@ export const channelListRoutes = createRouter()
         "Channels the caller created or was given (private-message channels, which have no real owner, are left out), paginated by " +
         "channel id; takes the general channel parameters. Needs `messages`; emits nothing.",
       request: { query: z.object({ ...pageQuery, ...channelListParams }) },
-      responses: { 200: Envelope(channelArray, "Channel objects", [{ ...exampleChannel, pagination_id: "1" }], channelListExample()), ...errors(400, 401, 403) },
+      responses: {
+        200: Envelope(channelArray, "Channel objects", [{ ...exampleChannel, pagination_id: "1" }], channelListExample()),
+        ...errors(400, 401, 403),
+      },
     }),
     async (c) => {
       const q = c.req.valid("query");
@@ -206,7 +223,10 @@ export const channelListRoutes = createRouter()
         "`ids`: user ids or @usernames; the caller is included whether named or not. 404 when no such channel exists (or the caller " +
         "may not read it); an unknown @username is a 400. Takes the general channel parameters. Needs `messages`; emits nothing.",
       request: {
-        query: z.object({ ...channelRenderParams, ids: z.string({ message: "is required" }).max(4096).openapi({ description: "Comma-separated user ids or @usernames", example: "2,@ada" }) }),
+        query: z.object({
+          ...channelRenderParams,
+          ids: z.string({ message: "is required" }).max(4096).openapi({ description: "Comma-separated user ids or @usernames", example: "2,@ada" }),
+        }),
       },
       responses: { 200: Envelope(ChannelSchema, "Channel object", { ...exampleChannel, type: PM_TYPE }), ...errors(400, 401, 403, 404) },
     }),

@@ -46,7 +46,12 @@ export const channelSubscriptionRoutes = createRouter()
         "private-message and chat types. Takes the general channel parameters (`include_marker` defaults to 1). Needs `messages`; emits nothing.",
       request: { query: listQuery },
       responses: {
-        200: Envelope(z.array(ChannelSchema), "Channel objects", [exampleChannel], channelListExample({ unread_counts: { "io.example.core.pm": 0, "io.example.core.chat": 0 } })),
+        200: Envelope(
+          z.array(ChannelSchema),
+          "Channel objects",
+          [exampleChannel],
+          channelListExample({ unread_counts: { "io.example.core.pm": 0, "io.example.core.chat": 0 } }),
+        ),
         ...errors(400, 401, 403),
       },
     }),
@@ -69,7 +74,10 @@ export const channelSubscriptionRoutes = createRouter()
         "Paginated by subscription (`pagination_id`). Anyone who may read the channel (public channels need no token); others get 404. " +
         "Takes the general user parameters; emits nothing.",
       request: { params: channelParams, query: z.object({ ...pageQuery, ...userParams }) },
-      responses: { 200: Envelope(z.array(z.object({ id: z.string() }).passthrough()), "User objects", [{ ...exampleUser, pagination_id: "1" }], channelListExample()), ...errors(400, 401, 404) },
+      responses: {
+        200: Envelope(z.array(z.object({ id: z.string() }).passthrough()), "User objects", [{ ...exampleUser, pagination_id: "1" }], channelListExample()),
+        ...errors(400, 401, 404),
+      },
     }),
     async (c) => {
       const page = parsePage(c.req.valid("query"));
@@ -78,7 +86,11 @@ export const channelSubscriptionRoutes = createRouter()
       if (!channel) throw ApiError.notFound("no such channel");
       const { items, meta } = finishPage(users, page, (u) => u.pid);
       const view = viewContext(c);
-      return ok(c, items.map((u) => ({ ...renderUser(u, view), pagination_id: String(u.pid) })), meta);
+      return ok(
+        c,
+        items.map((u) => ({ ...renderUser(u, view), pagination_id: String(u.pid) })),
+        meta,
+      );
     },
   )
   .openapi(
@@ -132,7 +144,10 @@ export const channelSubscriptionRoutes = createRouter()
       description:
         "Mutes a channel: the caller is unsubscribed and no longer auto-subscribed (for example by new private messages). Needs a user token with `messages`. Emits a `channel_subscription` event when it unsubscribes.",
       request: { params: channelParams, query: channelQuery },
-      responses: { 200: Envelope(ChannelSchema, "The muted Channel", { ...exampleChannel, you_muted: true, you_subscribed: false }), ...errors(400, 401, 403, 404) },
+      responses: {
+        200: Envelope(ChannelSchema, "The muted Channel", { ...exampleChannel, you_muted: true, you_subscribed: false }),
+        ...errors(400, 401, 403, 404),
+      },
     }),
     async (c) => {
       const user = currentUser(c);
@@ -168,7 +183,10 @@ export const channelSubscriptionRoutes = createRouter()
       description:
         "The channels the caller muted, most recently muted first, paginated; takes the general channel parameters. Needs a user token with `messages`; emits nothing.",
       request: { query: listQuery },
-      responses: { 200: Envelope(z.array(ChannelSchema), "Channel objects", [{ ...exampleChannel, you_muted: true, you_subscribed: false }], channelListExample()), ...errors(400, 401, 403) },
+      responses: {
+        200: Envelope(z.array(ChannelSchema), "Channel objects", [{ ...exampleChannel, you_muted: true, you_subscribed: false }], channelListExample()),
+        ...errors(400, 401, 403),
+      },
     }),
     async (c) => {
       const user = currentUser(c);

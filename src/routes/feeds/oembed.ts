@@ -21,7 +21,11 @@ const PROVIDER_NAME = "Edge social network";
 const POST_WIDTH = 550;
 
 const dimension = (name: string) =>
-  z.string().regex(/^\d{1,5}$/, { message: `'${name}' must be a positive integer` }).optional().openapi({ description: `Largest ${name.slice(3)} the consumer can show, in pixels` });
+  z
+    .string()
+    .regex(/^\d{1,5}$/, { message: `'${name}' must be a positive integer` })
+    .optional()
+    .openapi({ description: `Largest ${name.slice(3)} the consumer can show, in pixels` });
 
 const OembedSchema = z
   .object({ version: z.literal("1.0"), type: z.enum(["rich", "photo", "video", "audio"]), provider_name: z.string(), provider_url: z.string() })
@@ -95,7 +99,10 @@ async function fileOembedOf(c: Ctx, code: string, origin: string, maxWidth?: num
   await signUrls(c, [row], 60);
   const embed = fileOembed(row, origin);
   if (!embed) throw ApiError.notFound("no oEmbed for this file: only image, audio and video files with their media information have one");
-  const sized = typeof embed.width === "number" && typeof embed.height === "number" ? fitWithin(embed.width, embed.height as number, maxWidth || Infinity, maxHeight || Infinity) : {};
+  const sized =
+    typeof embed.width === "number" && typeof embed.height === "number"
+      ? fitWithin(embed.width, embed.height as number, maxWidth || Infinity, maxHeight || Infinity)
+      : {};
   return {
     ...embed,
     ...sized,
@@ -119,7 +126,10 @@ export const oembedRoutes = createRouter().openapi(
       "JSON only: another `format` is a 400. No token needed; emits nothing.",
     request: {
       query: z.object({
-        url: z.string({ message: "is required" }).max(2048).openapi({ description: "The post's or file's URL", example: "https://api.example.social/v1/posts/2375" }),
+        url: z
+          .string({ message: "is required" })
+          .max(2048)
+          .openapi({ description: "The post's or file's URL", example: "https://api.example.social/v1/posts/2375" }),
         format: z.string().optional().openapi({ description: "`json` (the only format)" }),
         maxwidth: dimension("maxwidth"),
         maxheight: dimension("maxheight"),

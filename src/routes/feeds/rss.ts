@@ -142,7 +142,13 @@ export const feedRoutes = createRouter()
       summary: "Posts with a tag, as RSS",
       description: feedDoc("GET /posts/tags/{tag}") + " No token needed.",
       request: {
-        params: z.object({ tag: z.string().min(1).max(256).openapi({ param: { name: "tag", in: "path" }, description: "The tag, with or without `#`", example: "oldies" }) }),
+        params: z.object({
+          tag: z
+            .string()
+            .min(1)
+            .max(256)
+            .openapi({ param: { name: "tag", in: "path" }, description: "The tag, with or without `#`", example: "oldies" }),
+        }),
         query: ListQuery.extend(uriTemplate),
       },
       responses: rssResponse("RSS 2.0 of the tag's posts, newest first"),
@@ -153,7 +159,11 @@ export const feedRoutes = createRouter()
       const page = parsePage(c.req.valid("query"));
       const { set } = await readList(c.var.db, { kind: "tag", tag }, page, viewContext(c).viewerId, { filters: liveFilters(c) });
       const origin = viewContext(c).origin;
-      return rss(c, { title: `Posts tagged #${tag}`, link: `${origin}/v1/posts/tags/${encodeURIComponent(tag)}`, description: `Posts tagged #${tag}` }, postItems(c, set, page));
+      return rss(
+        c,
+        { title: `Posts tagged #${tag}`, link: `${origin}/v1/posts/tags/${encodeURIComponent(tag)}`, description: `Posts tagged #${tag}` },
+        postItems(c, set, page),
+      );
     },
   )
   .openapi(
@@ -175,7 +185,11 @@ export const feedRoutes = createRouter()
       // The user's name from their own items (every item is theirs); a user without posts is named by id.
       const name = set.page.find((v) => v.post.userId === userId)?.user?.username;
       const who = name ? `@${name}` : `user ${userId}`;
-      return rss(c, { title: `Posts by ${who}`, link: `${origin}/v1/users/${userId}/posts`, description: `Posts and reposts by ${who}` }, postItems(c, set, page));
+      return rss(
+        c,
+        { title: `Posts by ${who}`, link: `${origin}/v1/users/${userId}/posts`, description: `Posts and reposts by ${who}` },
+        postItems(c, set, page),
+      );
     },
   )
   .openapi(

@@ -260,7 +260,10 @@ export const fileParams = z.object({ file_id: idString("file id").openapi({ para
 
 /** Comma-separated ids (400 naming the field otherwise), at most `max`. */
 export function parseIds(v: string, max: number, field = "ids"): number[] {
-  const parts = v.split(",").map((s) => s.trim()).filter(Boolean);
+  const parts = v
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (!parts.length) throw ApiError.badRequest(`'${field}' must list at least one file id`);
   if (parts.length > max) throw ApiError.badRequest(`'${field}' may list at most ${max} ids`);
   const ids = parts.map((p) => {
@@ -270,11 +273,20 @@ export function parseIds(v: string, max: number, field = "ids"): number[] {
   return [...new Set(ids)];
 }
 
-export const csv = (v: string | undefined) => (v ? v.split(",").map((s) => s.trim()).filter(Boolean) : undefined);
+export const csv = (v: string | undefined) =>
+  v
+    ? v
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : undefined;
 
 // ---- schemas for the OpenAPI document ---------------------------------------------------------
 
-export const FileSchema = z.object({ id: z.string(), kind: z.enum(KINDS), type: z.string(), name: z.string() }).passthrough().openapi("File");
+export const FileSchema = z
+  .object({ id: z.string(), kind: z.enum(KINDS), type: z.string(), name: z.string() })
+  .passthrough()
+  .openapi("File");
 export const OperationSchema = z
   .object({ id: z.string(), type: z.string(), status: z.enum(["running", "dead", "completed"]), created_at: z.string(), ended_at: z.string().optional() })
   .openapi("Operation");

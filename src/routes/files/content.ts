@@ -45,7 +45,10 @@ export const fileContentRoutes = createRouter()
         "Needs the file's `file_token` in the query string (as in `upload_parameters.url`), or the owner's token with the files scope. " +
         "A multipart/form-data body with a `content` part (and optional `mime_type`) is accepted too. Completes the `file_create` " +
         "operation and emits a `file` event.",
-      request: { params: fileParams, query: z.object({ file_token: z.string().optional().openapi({ description: "The file's `file_token` (what `upload_parameters.url` carries)." }) }) },
+      request: {
+        params: fileParams,
+        query: z.object({ file_token: z.string().optional().openapi({ description: "The file's `file_token` (what `upload_parameters.url` carries)." }) }),
+      },
       responses: { 204: NoContent, ...errors(400, 401, 403, 404, 413, 507) },
     }),
     async (c) => uploadContent(c, c.req.valid("param").file_id),
@@ -64,7 +67,13 @@ export const fileContentRoutes = createRouter()
           .join(", ") +
         ". Query `name`: up to 255 ASCII characters (default: the key). Same credentials as the content upload. Emits a `file` event.",
       request: {
-        params: fileParams.extend({ derived_key: DerivedKey.openapi({ param: { name: "derived_key", in: "path" }, description: "1 to 64 of `A-Z a-z 0-9 _ . -`; `core_*` keys only as listed above.", example: "thumbnail_small" }) }),
+        params: fileParams.extend({
+          derived_key: DerivedKey.openapi({
+            param: { name: "derived_key", in: "path" },
+            description: "1 to 64 of `A-Z a-z 0-9 _ . -`; `core_*` keys only as listed above.",
+            example: "thumbnail_small",
+          }),
+        }),
         query: z.object({
           file_token: z.string().optional().openapi({ description: "The file's `file_token` (or use the owner's token)." }),
           name: z.string().optional().openapi({ description: "The derived file's name, up to 255 ASCII characters (default: the key)." }),
@@ -84,7 +93,11 @@ export const fileContentRoutes = createRouter()
         "Serves the bytes behind a File's `url` with its mime type, `ETag`, `HEAD` and byte ranges (206). The URL is the credential, signed by the server: " +
         "no token is needed. It stops working at `url_expires_at` (403; any read that returns the file gives the current one), when a derived file's " +
         "content is replaced or its signature does not match (403), and when the file is deleted (404). Emits nothing.",
-      request: { params: z.object({ url_token: z.string().openapi({ description: "The last part of a File's `url` (file id, expiry and signature; a derived file's key last)." }) }) },
+      request: {
+        params: z.object({
+          url_token: z.string().openapi({ description: "The last part of a File's `url` (file id, expiry and signature; a derived file's key last)." }),
+        }),
+      },
       responses: { 200: { description: "The content" }, 206: { description: "A range of the content" }, ...errors(403, 404) },
     }),
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -145,7 +158,10 @@ async function uploadContent(c: C, fileId: string) {
     const info = await mediaInfo(kind, mimeType, detected, upload.source);
     const at = now(c);
     const opId = await fileCreateOpId(file.fileToken);
-    const toMake = keysToMake({ kind, mimeType, mediaInfo: info }, row.derived.map((d) => d.key));
+    const toMake = keysToMake(
+      { kind, mimeType, mediaInfo: info },
+      row.derived.map((d) => d.key),
+    );
     const content = { mimeType, size, sha256, storageKey, mediaInfo: info, derivedPendingSince: toMake.length ? at : null };
     if (!(await completeFile(c.var.db, file, content, QUOTA, opId, at))) throw await refusal(c, row, size);
     row.file = { ...file, ...content, isComplete: true };
@@ -212,9 +228,9 @@ async function uploadDerived(c: C, fileId: string, key: string) {
   // The replaced content's URLs stop working with its storage key (they are signed over it).
   if (previous) {
     c.executionCtx.waitUntil(
-      c.var.files.delete(previous.storageKey).catch((e) =>
-        console.error(JSON.stringify({ msg: "replaced derived content not removed", key: previous.storageKey, error: String(e) })),
-      ),
+      c.var.files
+        .delete(previous.storageKey)
+        .catch((e) => console.error(JSON.stringify({ msg: "replaced derived content not removed", key: previous.storageKey, error: String(e) }))),
     );
   }
   row.derived = [...row.derived.filter((d) => d.key !== key), derived].sort((a, b) => (a.key < b.key ? -1 : 1));

@@ -115,7 +115,9 @@ export const fileRoutes = createRouter()
       summary: "Files by id (the first 200 found); private files need `file_token_read_{file_id}`",
       description:
         "Several files at once, in the order asked, leaving out those the caller may not see; a private file needs `file_token_read_{file_id}=<token>` in the query. Needs a user token with `files`; emits nothing.",
-      request: { query: z.object({ ids: z.string().openapi({ description: "Comma-separated file ids (at most 200).", example: "1,2,3" }), ...rawQuery }).passthrough() },
+      request: {
+        query: z.object({ ids: z.string().openapi({ description: "Comma-separated file ids (at most 200).", example: "1,2,3" }), ...rawQuery }).passthrough(),
+      },
       responses: { 200: Envelope(z.array(FileSchema), "File objects", [exampleFile]), ...errors(400, 401, 403) },
     }),
     async (c) => {
@@ -131,9 +133,15 @@ export const fileRoutes = createRouter()
         if (!owner && !row.file.isPublic && !withReadToken) continue;
         visible.push({ row, opts: { fileToken: owner, fileTokenRead: withReadToken, raw: wantsRaw(q) } });
       }
-      await signUrls(c, visible.map((v) => v.row));
+      await signUrls(
+        c,
+        visible.map((v) => v.row),
+      );
       const view = viewContext(c);
-      return ok(c, visible.map((v) => renderFile(v.row, view, v.opts)));
+      return ok(
+        c,
+        visible.map((v) => renderFile(v.row, view, v.opts)),
+      );
     },
   )
   .openapi(
@@ -155,7 +163,10 @@ export const fileRoutes = createRouter()
           ...rawQuery,
         }),
       },
-      responses: { 200: Envelope(z.array(FileSchema), "File objects, newest first", [exampleFile], { more: false, max_id: "1", min_id: "1" }), ...errors(400, 401, 403) },
+      responses: {
+        200: Envelope(z.array(FileSchema), "File objects, newest first", [exampleFile], { more: false, max_id: "1", min_id: "1" }),
+        ...errors(400, 401, 403),
+      },
     }),
     async (c) => {
       const q = c.req.valid("query");
@@ -191,8 +202,7 @@ export const fileRoutes = createRouter()
       path: "/files/{file_id}",
       tags: ["Files"],
       summary: "Change a file's `name`, `is_public` or `raw` (owner only)",
-      description:
-        "Changes `name`, `is_public` or `raw` of a file. Only its owner. Needs a user token with `files`. Emits a `file` event.",
+      description: "Changes `name`, `is_public` or `raw` of a file. Only its owner. Needs a user token with `files`. Emits a `file` event.",
       request: { params: fileParams, body: { content: { "application/json": { schema: PatchBody } } } },
       responses: { 200: Envelope(FileSchema, "The updated File object", exampleFile), ...errors(400, 401, 403, 404, 415) },
     }),
@@ -222,14 +232,24 @@ export const fileRoutes = createRouter()
       description:
         "Deletes a file and its derived files, frees the owner's storage and removes the content. Only its owner. Needs a user token with `files`. Emits a `file` event with `is_deleted`.",
       request: { params: fileParams },
-      responses: { 200: Envelope(FileSchema, "The deleted File object, with `is_deleted`", { ...exampleFile, is_deleted: true }), ...errors(400, 401, 403, 404) },
+      responses: {
+        200: Envelope(FileSchema, "The deleted File object, with `is_deleted`", { ...exampleFile, is_deleted: true }),
+        ...errors(400, 401, 403, 404),
+      },
     }),
     async (c) => {
       const row = await loadFile(c, c.req.valid("param").file_id);
       requireOwner(c, row);
       const at = now(c);
       const placeholderOpId = row.file.isComplete ? undefined : await fileCreateOpId(row.file.fileToken);
-      const deleted = await deleteFiles(c.var.db, row.file.userId, [{ file: row.file, derived: row.derived, placeholderOpId }], at, [], [fileDeletionSql(c, row)]);
+      const deleted = await deleteFiles(
+        c.var.db,
+        row.file.userId,
+        [{ file: row.file, derived: row.derived, placeholderOpId }],
+        at,
+        [],
+        [fileDeletionSql(c, row)],
+      );
       if (!deleted.ids.length) throw ApiError.notFound("no such file");
       // Rows first, content after: a failure here leaves unreferenced objects, recorded as a dead operation.
       await removeContent(c, deleted.storageKeys, { file_ids: [String(row.file.id)] }, at);
@@ -247,7 +267,13 @@ export const fileRoutes = createRouter()
       description:
         "Deletes several of the caller's files as one `file_delete` operation: the reply is 202 with the ids (in the order asked) of the caller's files that will be deleted, as the reference shows; `meta.status_url` follows the operation until `completed` (or `dead`, with each id's outcome). Needs a user token with `files`. Emits a `file` event with `is_deleted` per file.",
       request: { query: z.object({ ids: z.string().openapi({ description: "Comma-separated ids of the caller's files (at most 200).", example: "1,2,3" }) }) },
-      responses: { 202: Envelope(z.array(z.string()), "File ids confirmed for deletion; `meta.status_url` follows the operation", ["5", "6426"], { code: 202, status_url: "https://api.example.com/v1/sys/ops/514406d5-63e0-4de0-887d-4d5ebed825f4" }), ...errors(400, 401, 403) },
+      responses: {
+        202: Envelope(z.array(z.string()), "File ids confirmed for deletion; `meta.status_url` follows the operation", ["5", "6426"], {
+          code: 202,
+          status_url: "https://api.example.com/v1/sys/ops/514406d5-63e0-4de0-887d-4d5ebed825f4",
+        }),
+        ...errors(400, 401, 403),
+      },
     }),
     async (c) => {
       const ids = parseIds(c.req.valid("query").ids, MORE_LIMITS.filesReturned);
@@ -263,7 +289,14 @@ export const fileRoutes = createRouter()
       const clock = () => at + Math.floor((Date.now() - startedMs) / 1000);
       c.executionCtx.waitUntil(
         runFileDelete(
-          { db: c.var.db, bucket: c.var.files, clock, onDeleted: (rows) => { for (const r of rows) publishFile(c, r, true); } },
+          {
+            db: c.var.db,
+            bucket: c.var.files,
+            clock,
+            onDeleted: (rows) => {
+              for (const r of rows) publishFile(c, r, true);
+            },
+          },
           { opId: id, userId: user.id, fileIds: ids, scopeTypes: scopeTypes(c) },
         ),
       );

@@ -29,7 +29,11 @@ export const messageListRoutes = createRouter()
       description:
         `Messages by id, in the order asked, each once; ids of unknown messages, of messages in channels the caller may not read (unless the caller wrote them) are skipped. ` +
         `At most the first ${MAX_MESSAGE_IDS} ids are looked up. Public channels need no token. Emits nothing.`,
-      request: { query: messageListQuery.extend({ ids: z.string({ message: "is required" }).openapi({ description: "Comma-separated message ids", example: "4,11,12" }) }) },
+      request: {
+        query: messageListQuery.extend({
+          ids: z.string({ message: "is required" }).openapi({ description: "Comma-separated message ids", example: "4,11,12" }),
+        }),
+      },
       responses: { 200: Envelope(z.array(MessageSchema), "Message objects, in the order asked", [exampleMessage]), ...errors(400) },
     }),
     async (c) => {
@@ -37,7 +41,10 @@ export const messageListRoutes = createRouter()
       const view = viewContext(c);
       const ids = parseIdList("ids", q.ids, MAX_MESSAGE_IDS);
       const found = await messagesByIds(c.var.db, ids, view.viewerId, { includeDeleted: includeDeleted(q) });
-      return ok(c, found.map((m) => renderMessage(m, view)));
+      return ok(
+        c,
+        found.map((m) => renderMessage(m, view)),
+      );
     },
   )
   .openapi(
@@ -59,7 +66,11 @@ export const messageListRoutes = createRouter()
       const rows = await userMessages(c.var.db, user.id, page, { includeDeleted: includeDeleted(q), types: messageTypes(c) });
       const { items, meta } = finishPage(rows, page, (m) => m.paginationId!);
       const view = viewContext(c);
-      return ok(c, items.map((m) => renderMessage(m, view)), meta);
+      return ok(
+        c,
+        items.map((m) => renderMessage(m, view)),
+        meta,
+      );
     },
   )
   .openapi(
@@ -72,7 +83,10 @@ export const messageListRoutes = createRouter()
         "Paginated by message id; a markable stream (marker `channel:{id}` in `meta.marker` for user tokens). Deleted messages are included (without content) unless `include_deleted=0`. " +
         "With `since_id`, `meta.deleted_ids` lists the channel's messages deleted after message `since_id` was created (dynamic polling; at most the newest 500). Emits nothing.",
       request: { params: z.object({ channel_id: channelId }), query: listQuery },
-      responses: { 200: Envelope(z.array(MessageSchema), "Message objects", [exampleMessage], { marker: { name: "channel:1" }, ...pageMeta }), ...errors(400, 401, 404) },
+      responses: {
+        200: Envelope(z.array(MessageSchema), "Message objects", [exampleMessage], { marker: { name: "channel:1" }, ...pageMeta }),
+        ...errors(400, 401, 404),
+      },
     }),
     async (c) => {
       const q = c.req.valid("query");
@@ -86,7 +100,11 @@ export const messageListRoutes = createRouter()
       marker.done(res.markerRows);
       const { items, meta } = finishPage(res.messages, page, (m) => m.paginationId!);
       // Dynamic polling: messages deleted since `since_id` (messages are not revised).
-      return ok(c, items.map((m) => renderMessage(m, view)), { ...meta, ...(res.deletedIds.length > 0 && { deleted_ids: res.deletedIds }) });
+      return ok(
+        c,
+        items.map((m) => renderMessage(m, view)),
+        { ...meta, ...(res.deletedIds.length > 0 && { deleted_ids: res.deletedIds }) },
+      );
     },
   )
   .openapi(
@@ -110,6 +128,10 @@ export const messageListRoutes = createRouter()
       requireReadable(res.channel, view.viewerId);
       if (!res.found) throw ApiError.notFound("no such message");
       const { items, meta } = finishPage(res.messages, page, (m) => m.paginationId!);
-      return ok(c, items.map((m) => renderMessage(m, view)), meta);
+      return ok(
+        c,
+        items.map((m) => renderMessage(m, view)),
+        meta,
+      );
     },
   );

@@ -222,7 +222,10 @@ export const messageRoutes = createRouter()
         "in channels other than private-message ones the channel's owner and users with `full` access may delete anyone's, and the message then shows `deleted_by`. " +
         "Needs a user token with `messages` (or `public_messages` for public channels). Emits a `message` event with `is_deleted`.",
       request: { params: messagePath, query: messageQuery },
-      responses: { 200: Envelope(MessageSchema, "The deleted Message", { ...exampleMessage, content: undefined, is_deleted: true }), ...errors(400, 401, 403, 404) },
+      responses: {
+        200: Envelope(MessageSchema, "The deleted Message", { ...exampleMessage, content: undefined, is_deleted: true }),
+        ...errors(400, 401, 403, 404),
+      },
     }),
     async (c) => {
       const user = currentUser(c);

@@ -31,11 +31,17 @@ const searchQuery = z.object({
   created_before: z.string().optional().openapi({ description: "Only messages created before this ISO 8601 time (exclusive)." }),
   creator_id: z.string().optional().openapi({ description: "Only messages by this user: an integer id, `@username`, or `me`." }),
   file_id: z.string().optional().openapi({ description: "Only messages with this file attached (an integer file id)." }),
-  file_kinds: z.string().optional().openapi({ description: "Only messages with attached files of these kinds, comma-separated: `audio`, `image`, `video`, `other`." }),
+  file_kinds: z
+    .string()
+    .optional()
+    .openapi({ description: "Only messages with attached files of these kinds, comma-separated: `audio`, `image`, `video`, `other`." }),
   is_nsfw: z.string().optional().openapi({ description: "`0` leaves out messages marked NSFW." }),
   is_reply: z.string().optional().openapi({ description: "`1`: only replies; `0`: only messages that reply to nothing." }),
   is_sticky: z.string().optional().openapi({ description: "`1`: only sticky messages." }),
-  leading_mentions: z.string().optional().openapi({ description: "Only messages that start by mentioning these users, comma-separated usernames (with or without `@`)." }),
+  leading_mentions: z
+    .string()
+    .optional()
+    .openapi({ description: "Only messages that start by mentioning these users, comma-separated usernames (with or without `@`)." }),
   mentions: z.string().optional().openapi({ description: "Only messages mentioning these users, comma-separated usernames (with or without `@`)." }),
   poll_id: z.string().optional().openapi({ description: "Only messages with this poll attached (an integer poll id)." }),
   raw_types: z.string().optional().openapi({ description: "Only messages carrying `raw` of these types, comma-separated." }),
@@ -119,29 +125,35 @@ export function parseSearch(auth: AppEnv["Variables"]["auth"], q: SearchQuery): 
   };
 }
 
-export const messageSearchRoutes = createRouter()
-  .openapi(
-    defineRoute(PUBLIC, {
-      method: "get",
-      path: "/channels/messages/search",
-      tags: ["Message search"],
-      summary: "Full-text search of messages the caller may read",
-      description:
-        "FTS5 with porter stemming; every word of `q` must occur (words are matched literally, never as query syntax). " +
-        "`order=relevance` ranks the 1,000 newest matching messages (after the ACL and every filter) by bm25 and pages by keyset: " +
-        "`before_id`/`since_id` name a message of the result list (its `pagination_id`) and return what ranks after/before it; " +
-        "without `q` it is the same as `order=id`. `order=id` is newest first and reaches every match. Public channels need no token; `channel_ids=pm` needs a " +
-        "user token with the `messages` scope. Deleted messages never match.",
-      request: { query: searchQuery },
-      responses: { 200: Envelope(z.array(MessageSchema), "Message objects", [exampleMessage], { more: false, max_id: "1", min_id: "1" }), ...errors(400, 401, 403) },
-    }),
-    async (c) => {
-      const q = c.req.valid("query");
-      const search = parseSearch(c.var.auth, q);
-      const page = parsePage(q);
-      const view = viewContext(c);
-      const rows = await searchMessages(c.var.db, search, page, view.viewerId);
-      const { items, meta } = finishPage(rows, page, (m) => m.paginationId!);
-      return ok(c, items.map((m) => renderMessage(m, view, { raw: includeRaw(q, "message") })), meta);
+export const messageSearchRoutes = createRouter().openapi(
+  defineRoute(PUBLIC, {
+    method: "get",
+    path: "/channels/messages/search",
+    tags: ["Message search"],
+    summary: "Full-text search of messages the caller may read",
+    description:
+      "FTS5 with porter stemming; every word of `q` must occur (words are matched literally, never as query syntax). " +
+      "`order=relevance` ranks the 1,000 newest matching messages (after the ACL and every filter) by bm25 and pages by keyset: " +
+      "`before_id`/`since_id` name a message of the result list (its `pagination_id`) and return what ranks after/before it; " +
+      "without `q` it is the same as `order=id`. `order=id` is newest first and reaches every match. Public channels need no token; `channel_ids=pm` needs a " +
+      "user token with the `messages` scope. Deleted messages never match.",
+    request: { query: searchQuery },
+    responses: {
+      200: Envelope(z.array(MessageSchema), "Message objects", [exampleMessage], { more: false, max_id: "1", min_id: "1" }),
+      ...errors(400, 401, 403),
     },
-  );
+  }),
+  async (c) => {
+    const q = c.req.valid("query");
+    const search = parseSearch(c.var.auth, q);
+    const page = parsePage(q);
+    const view = viewContext(c);
+    const rows = await searchMessages(c.var.db, search, page, view.viewerId);
+    const { items, meta } = finishPage(rows, page, (m) => m.paginationId!);
+    return ok(
+      c,
+      items.map((m) => renderMessage(m, view, { raw: includeRaw(q, "message") })),
+      meta,
+    );
+  },
+);

@@ -45,7 +45,10 @@ const stickyRoute = (method: "put" | "delete") =>
     summary: method === "put" ? "Sticky a message (`is_sticky` true)" : "Unsticky a message (`is_sticky` false)",
     description: `${method === "put" ? "Makes the message sticky: it is listed in `GET /channels/{id}/sticky_messages`, matches the message search filter `is_sticky=1`, and the channel has `has_sticky_messages`." : "Makes the message no longer sticky."} ${RULE}`,
     request: { params: messagePath, query: messageQuery },
-    responses: { 200: Envelope(MessageSchema, method === "put" ? "The stuck message" : "The unstuck message", { ...exampleMessage, is_sticky: method === "put" }), ...errors(400, 401, 403, 404) },
+    responses: {
+      200: Envelope(MessageSchema, method === "put" ? "The stuck message" : "The unstuck message", { ...exampleMessage, is_sticky: method === "put" }),
+      ...errors(400, 401, 403, 404),
+    },
   });
 
 export const messageStickyRoutes = createRouter()
@@ -60,15 +63,24 @@ export const messageStickyRoutes = createRouter()
       description:
         "The channel's sticky messages, newest message first, paginated by message id (`pagination_id`). The caller must be able to read the channel (public channels need no token). Emits nothing.",
       request: { params: z.object({ channel_id: channelId }), query: messageListQuery.extend(pageQuery) },
-      responses: { 200: Envelope(z.array(MessageSchema), "Message objects", [{ ...exampleMessage, is_sticky: true }], { more: false, max_id: "1", min_id: "1" }), ...errors(400, 401, 404) },
+      responses: {
+        200: Envelope(z.array(MessageSchema), "Message objects", [{ ...exampleMessage, is_sticky: true }], { more: false, max_id: "1", min_id: "1" }),
+        ...errors(400, 401, 404),
+      },
     }),
     async (c) => {
       const q = c.req.valid("query");
       const view = viewContext(c);
       const page = parsePage(q);
-      const res = await stickyMessages(c.var.db, Number(c.req.valid("param").channel_id), view.viewerId, page, { includeDeleted: flagValue(q.include_deleted, true) });
+      const res = await stickyMessages(c.var.db, Number(c.req.valid("param").channel_id), view.viewerId, page, {
+        includeDeleted: flagValue(q.include_deleted, true),
+      });
       requireReadable(res.channel, view.viewerId);
       const { items, meta } = finishPage(res.messages, page, (m) => m.paginationId!);
-      return ok(c, items.map((m) => renderMessage(m, view)), meta);
+      return ok(
+        c,
+        items.map((m) => renderMessage(m, view)),
+        meta,
+      );
     },
   );

@@ -18,7 +18,8 @@ export const appUserRoutes = createRouter()
       path: "/apps/me/users/ids",
       tags: ["Clients"],
       summary: "Ids of the users who authorized the calling app",
-      description: "Needs an app token. Not paginated; oldest authorization first. A user stays listed after deleting a token (the authorization remains). Emits nothing.",
+      description:
+        "Needs an app token. Not paginated; oldest authorization first. A user stays listed after deleting a token (the authorization remains). Emits nothing.",
       responses: { 200: Envelope(z.array(z.string()), "User ids", ["3", "57"]), ...errors(401, 403) },
     }),
     async (c) => ok(c, (await appUserIds(c.var.db, c.var.auth!.app.id)).map(String)),

@@ -19,7 +19,9 @@ export const clientRoutes = createRouter().openapi(
     description:
       "A client (app) registered as public: name, URL, logo, description, post count and its owner. Any token, user or app; emits nothing. Apps that are not public, and deleted ones, are 404.",
     request: {
-      params: z.object({ client_id: z.string().min(1).max(64).openapi({ description: "The client's `client_id` (its public id).", example: "pbx_3Fq9LwZt7XkR2mNv" }) }),
+      params: z.object({
+        client_id: z.string().min(1).max(64).openapi({ description: "The client's `client_id` (its public id).", example: "pbx_3Fq9LwZt7XkR2mNv" }),
+      }),
       query: z.object(userParams),
     },
     responses: { 200: Envelope(ClientSchema, "Client object", exampleClient), ...errors(401, 404) },

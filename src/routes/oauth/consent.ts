@@ -28,14 +28,23 @@ const ConsentQuery = z.object({
     example: "https://client.example.org/callback",
   }),
   response_type: z.enum(["code", "token"]).openapi({ description: "`code` for the authorization-code flow, `token` for the implicit flow." }),
-  scope: z.string().optional().openapi({ description: "Scopes asked for, space- or comma-separated (`basic` is always granted).", example: "stream write_post" }),
+  scope: z
+    .string()
+    .optional()
+    .openapi({ description: "Scopes asked for, space- or comma-separated (`basic` is always granted).", example: "stream write_post" }),
   state: z.string().optional().openapi({ description: "Any value; it comes back unchanged with the redirect.", example: "af0ifjsldkj" }),
 });
 const ConsentForm = ConsentQuery.extend({
   username: z.string().optional().openapi({ description: "The user's username (not needed to deny)." }),
   password: z.string().optional().openapi({ description: "The user's password (not needed to deny)." }),
-  decision: z.enum(["authorize", "deny"]).optional().openapi({ description: "The button pressed (`authorize` when left out, as when Enter submits the form)." }),
-  csrf: z.string().optional().openapi({ description: "The anti-forgery token the consent page put in the form (required: without it the page is shown again)." }),
+  decision: z
+    .enum(["authorize", "deny"])
+    .optional()
+    .openapi({ description: "The button pressed (`authorize` when left out, as when Enter submits the form)." }),
+  csrf: z
+    .string()
+    .optional()
+    .openapi({ description: "The anti-forgery token the consent page put in the form (required: without it the page is shown again)." }),
 });
 
 const htmlResponse = (description: string) => ({ description, content: { "text/html": { schema: z.string() } } });
@@ -56,17 +65,19 @@ function errorRedirect(c: Context<AppEnv>, redirect: URL, inFragment: boolean, e
   return c.redirect(redirect.href, 302);
 }
 
-type Checked =
-  | { ok: true; app: AppRecord; redirect: URL; request: AuthorizationRequest; scopes: string[] }
-  | { ok: false; response: Response };
+type Checked = { ok: true; app: AppRecord; redirect: URL; request: AuthorizationRequest; scopes: string[] } | { ok: false; response: Response };
 
 /**
  * Checks an authorization request in RFC 6749's order: what cannot be sent back to the app (an
  * unknown app, a bad redirect URI) is a page for the person; anything else goes back to the app.
  */
 async function checkRequest(c: Context<AppEnv>, f: Fields): Promise<Checked> {
-  const fail = async (status: 400 | 404, title: string, message: string) => ({ ok: false as const, response: await sendPage(c, oauthErrorPage(title, message), status) });
-  if (!f.client_id) return fail(400, "This sign-in link is incomplete", "The link that brought you here does not say which app is asking (it has no client_id).");
+  const fail = async (status: 400 | 404, title: string, message: string) => ({
+    ok: false as const,
+    response: await sendPage(c, oauthErrorPage(title, message), status),
+  });
+  if (!f.client_id)
+    return fail(400, "This sign-in link is incomplete", "The link that brought you here does not say which app is asking (it has no client_id).");
   const app = await getAppByClientId(c.var.db, f.client_id);
   if (!app || app.deletedAt != null) return fail(404, "Unknown app", "The app that sent you here is not registered on this server, or it was removed.");
   let redirect: URL | undefined;
@@ -76,10 +87,18 @@ async function checkRequest(c: Context<AppEnv>, f: Fields): Promise<Checked> {
     // Reported below.
   }
   if (!redirect || !/^https?:$/.test(redirect.protocol)) {
-    return fail(400, "This sign-in link is broken", `${app.name} did not say where to send you back to (its redirect_uri must be a full http or https address).`);
+    return fail(
+      400,
+      "This sign-in link is broken",
+      `${app.name} did not say where to send you back to (its redirect_uri must be a full http or https address).`,
+    );
   }
   if (app.url && new URL(app.url).origin !== redirect.origin) {
-    return fail(400, "This sign-in link is not safe", `${app.name} asked to send you to ${redirect.host}, which is not its own website. You were not signed in.`);
+    return fail(
+      400,
+      "This sign-in link is not safe",
+      `${app.name} asked to send you to ${redirect.host}, which is not its own website. You were not signed in.`,
+    );
   }
   const inFragment = f.response_type === "token";
   if (f.response_type !== "code" && f.response_type !== "token") {
@@ -88,12 +107,23 @@ async function checkRequest(c: Context<AppEnv>, f: Fields): Promise<Checked> {
   const { scopes, unknown } = parseScopes(f.scope);
   if (unknown.length) return { ok: false, response: errorRedirect(c, redirect, inFragment, "invalid_scope", `unknown scope '${unknown[0]}'`, f.state) };
   // The form carries the redirect URI exactly as the app sent it: the code is bound to that string.
-  const request: AuthorizationRequest = { client_id: f.client_id, redirect_uri: f.redirect_uri!, response_type: f.response_type, scope: f.scope ?? "", state: f.state };
+  const request: AuthorizationRequest = {
+    client_id: f.client_id,
+    redirect_uri: f.redirect_uri!,
+    response_type: f.response_type,
+    scope: f.scope ?? "",
+    state: f.state,
+  };
   return { ok: true, app, redirect, request, scopes };
 }
 
 /** Renders the consent page with a fresh anti-forgery token (and the browser's cookie secret, made when missing). */
-async function renderConsent(c: Context<AppEnv>, checked: Extract<Checked, { ok: true }>, status: 200 | 403, extra: { username?: string; error?: string } = {}) {
+async function renderConsent(
+  c: Context<AppEnv>,
+  checked: Extract<Checked, { ok: true }>,
+  status: 200 | 403,
+  extra: { username?: string; error?: string } = {},
+) {
   let secret = getCookie(c, CSRF_COOKIE);
   if (!secret || !/^[A-Za-z0-9_-]{43}$/.test(secret)) {
     secret = randomToken();
@@ -112,7 +142,11 @@ async function renderConsent(c: Context<AppEnv>, checked: Extract<Checked, { ok:
 async function formFields(c: Context<AppEnv>): Promise<Fields | Response> {
   const type = (c.req.header("content-type") ?? "").toLowerCase();
   if (!type.startsWith("application/x-www-form-urlencoded") && !type.startsWith("multipart/form-data")) {
-    return sendPage(c, oauthErrorPage("This page takes its own form only", "Send the sign-in form from the consent page (as application/x-www-form-urlencoded)."), 415);
+    return sendPage(
+      c,
+      oauthErrorPage("This page takes its own form only", "Send the sign-in form from the consent page (as application/x-www-form-urlencoded)."),
+      415,
+    );
   }
   const fields = await readFields(c);
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => typeof v === "string")) as Fields;
@@ -202,7 +236,14 @@ export const consentRoutes = createRouter()
         return c.redirect(`${redirect.href.split("#")[0]}#${frag}`, 302) as never;
       }
       const code = randomToken();
-      await saveCode(c.var.db, { codeHash: await sha256Hex(code), appId: app.id, userId: user.id, scopes: scopes.join(" "), redirectUri: request.redirect_uri, expiresAt: at + CODE_TTL_SECONDS });
+      await saveCode(c.var.db, {
+        codeHash: await sha256Hex(code),
+        appId: app.id,
+        userId: user.id,
+        scopes: scopes.join(" "),
+        redirectUri: request.redirect_uri,
+        expiresAt: at + CODE_TTL_SECONDS,
+      });
       redirect.searchParams.set("code", code);
       if (request.state) redirect.searchParams.set("state", request.state);
       return c.redirect(redirect.href, 302) as never;

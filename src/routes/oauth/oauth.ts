@@ -110,7 +110,8 @@ async function tokenReply(c: Context<AppEnv>, fields: Record<string, unknown>) {
       access_token: accessToken,
       token_type: "bearer" as const,
       scope: scopes.join(" "),
-      token: renderToken(auth, { ...viewContext(c), viewerId: user.id }), user_id: String(user.id),
+      token: renderToken(auth, { ...viewContext(c), viewerId: user.id }),
+      user_id: String(user.id),
       username: user.username,
     };
   }
@@ -147,14 +148,24 @@ export const oauthRoutes = createRouter()
           content: {
             "application/json": {
               schema: OAuthReply,
-              example: { access_token: "example-access-token", token_type: "bearer", scope: exampleToken.scopes.join(" "), token: exampleToken, user_id: "1", username: "ada" },
+              example: {
+                access_token: "example-access-token",
+                token_type: "bearer",
+                scope: exampleToken.scopes.join(" "),
+                token: exampleToken,
+                user_id: "1",
+                username: "ada",
+              },
             },
           },
         },
-        400: { description: "OAuth error (invalid_request, invalid_grant, unsupported_grant_type, invalid_scope)", content: { "application/json": { schema: OAuthErrorReply } } },
+        400: {
+          description: "OAuth error (invalid_request, invalid_grant, unsupported_grant_type, invalid_scope)",
+          content: { "application/json": { schema: OAuthErrorReply } },
+        },
         401: {
           description: "OAuth error invalid_client",
-          headers: { "WWW-Authenticate": { description: "`Basic realm=\"api\"`", schema: { type: "string" } } },
+          headers: { "WWW-Authenticate": { description: '`Basic realm="api"`', schema: { type: "string" } } },
           content: { "application/json": { schema: OAuthErrorReply } },
         },
       },

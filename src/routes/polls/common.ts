@@ -49,7 +49,10 @@ export const PollSchema = z
     poll_token: z.string().optional().openapi({ description: "Only for the poll's creator" }),
     source: ClientRefSchema,
     user: UserSchema,
-    raw: z.record(z.string(), z.array(z.record(z.string(), z.unknown()))).optional().openapi({ description: "Only with `include_raw=1` or `include_poll_raw=1`" }),
+    raw: z
+      .record(z.string(), z.array(z.record(z.string(), z.unknown())))
+      .optional()
+      .openapi({ description: "Only with `include_raw=1` or `include_poll_raw=1`" }),
     is_deleted: z.boolean().optional(),
     pagination_id: z.string().optional(),
   })
@@ -78,12 +81,16 @@ export const NewPollBody = z
     options: z.array(z.unknown()).openapi({
       description: `${L.minOptions} to ${L.maxOptions} options: \`{text, position?}\` objects (or plain strings), text 1 to ${L.optionMaxLength} characters`,
     }),
-    duration: integer.optional().openapi({ description: `Minutes open, ${L.minDurationMinutes}..${L.maxDurationMinutes}; default ${L.defaultDurationMinutes}` }),
+    duration: integer
+      .optional()
+      .openapi({ description: `Minutes open, ${L.minDurationMinutes}..${L.maxDurationMinutes}; default ${L.defaultDurationMinutes}` }),
     closed_at: z.string().optional().openapi({ description: "ISO 8601 closing time (instead of duration)" }),
     is_anonymous: flag.optional().openapi({ description: "Default true" }),
     is_public: flag.optional().openapi({ description: "Default false" }),
     max_options: integer.optional().openapi({ description: "1..number of options; default 1" }),
-    raw: rawSchema.optional().openapi({ description: "Raw items (`{\"<type>\": [{...}]}`); `GET /polls/search` finds polls by their raw types (`raw_types`) and the files they name (`file_id`)" }),
+    raw: rawSchema.optional().openapi({
+      description: 'Raw items (`{"<type>": [{...}]}`); `GET /polls/search` finds polls by their raw types (`raw_types`) and the files they name (`file_id`)',
+    }),
   })
   .openapi("NewPoll");
 
@@ -110,7 +117,10 @@ export const positionsQuery = z
 export function responsePositions(c: Context<AppEnv>, body: { positions?: number[] }): number[] {
   const given = [...(c.req.queries("positions") ?? []), ...(c.req.queries("positions[]") ?? [])];
   if (given.length) {
-    const items = given.flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v !== "");
+    const items = given
+      .flatMap((v) => v.split(","))
+      .map((v) => v.trim())
+      .filter((v) => v !== "");
     if (!items.every((v) => /^\d{1,3}$/.test(v))) throw ApiError.badRequest("'positions' must be a list of option positions");
     return items.map(Number);
   }
@@ -178,7 +188,10 @@ export async function openPoll(c: Context<AppEnv>, id: number, token: string | u
 
 /** Comma-separated integer ids (empty entries ignored, duplicates dropped, order kept). */
 export function parseIds(value: string, name: string): number[] {
-  const parts = value.split(",").map((s) => s.trim()).filter(Boolean);
+  const parts = value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   checkIdCount(name, parts.length);
   if (parts.some((s) => !/^\d{1,18}$/.test(s))) throw ApiError.badRequest(`'${name}' must be comma-separated integer ids`);
   return [...new Set(parts.map(Number))];
@@ -270,4 +283,3 @@ export async function respond(c: Context<AppEnv>, pollId: number, chosen: number
 
 export const POLLS = userToken("polls");
 export const pollErrors = errors(400, 401, 403, 404, 429);
-

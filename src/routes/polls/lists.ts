@@ -130,16 +130,25 @@ export const pollListRoutes = createRouter()
       description:
         "One item per current response to the caller's polls, newest first: the abbreviated poll with the response's `created_at` and `pagination_id`, and the respondent unless the poll is anonymous. Needs a user token with `polls`; emits nothing.",
       request: {
-        query: pollListQuery.extend({ ...pageQuery, ids: z.string().optional().openapi({ description: "Only responses to these polls (comma-separated ids)" }) }),
+        query: pollListQuery.extend({
+          ...pageQuery,
+          ids: z.string().optional().openapi({ description: "Only responses to these polls (comma-separated ids)" }),
+        }),
       },
-      responses: { 200: Envelope(z.array(PollResponseItemSchema), "Abbreviated polls, one per response", [examplePollResponse], { more: false, max_id: "1", min_id: "1" }), ...pollErrors },
+      responses: {
+        200: Envelope(z.array(PollResponseItemSchema), "Abbreviated polls, one per response", [examplePollResponse], { more: false, max_id: "1", min_id: "1" }),
+        ...pollErrors,
+      },
     }),
     async (c) => {
       const user = currentUser(c);
       const q = c.req.valid("query");
       const page = parsePage(q);
       const ids = q.ids?.trim() ? parseIds(q.ids, "ids") : null;
-      const rows = ids && !ids.length ? [] : await responsesToCreator(c.var.db, user.id, page, ids, allowedTypes(c.var.auth!.scopes), { now: now(c), list: listFilters(q) });
+      const rows =
+        ids && !ids.length
+          ? []
+          : await responsesToCreator(c.var.db, user.id, page, ids, allowedTypes(c.var.auth!.scopes), { now: now(c), list: listFilters(q) });
       const { items, meta } = finishPage(rows, page, (r) => r.id);
       const view = viewContext(c);
       return ok(

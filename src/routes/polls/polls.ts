@@ -155,7 +155,10 @@ export const pollRoutes = createRouter()
         if (out.length === MORE_LIMITS.pollsReturned) break;
       }
       const view = viewContext(c);
-      return ok(c, out.map((p) => renderPoll(p, view)));
+      return ok(
+        c,
+        out.map((p) => renderPoll(p, view)),
+      );
     },
   )
   .openapi(
@@ -187,7 +190,12 @@ export const pollRoutes = createRouter()
       description:
         "Sets the caller's answer to the single option at `position`, as `PUT /polls/{poll_id}/response` with `positions: [position]` does; no body. The same rules and event.",
       request: {
-        params: pollParams.extend({ position: z.string().regex(/^\d{1,3}$/, { message: "must be an option position" }).openapi({ param: { name: "position", in: "path" }, example: "1", description: "The option's position" }) }),
+        params: pollParams.extend({
+          position: z
+            .string()
+            .regex(/^\d{1,3}$/, { message: "must be an option position" })
+            .openapi({ param: { name: "position", in: "path" }, example: "1", description: "The option's position" }),
+        }),
         query: tokenQuery,
       },
       responses: { 200: Envelope(PollSchema, "The poll with your response", examplePoll), ...errors(400, 401, 403, 404, 429) },

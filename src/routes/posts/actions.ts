@@ -9,7 +9,16 @@ import { userParams } from "../../http/params";
 import { createRouter, defineRoute, Envelope, errors } from "../../http/route";
 import { iso, now } from "../../http/time";
 import { POST_INTERACTION_ACTIONS, readPostInteractions } from "../../stores/interactions";
-import { addBookmark, createRepost, deleteRepost, POST_REPORT_REASONS, removeBookmark, reportPost, setBookmarkNote, type PostReportReason } from "../../stores/post-writes";
+import {
+  addBookmark,
+  createRepost,
+  deleteRepost,
+  POST_REPORT_REASONS,
+  removeBookmark,
+  reportPost,
+  setBookmarkNote,
+  type PostReportReason,
+} from "../../stores/post-writes";
 import { getPostBasics, readPost, type PostSet, type PostView } from "../../stores/posts";
 import { codePointLength } from "../../text";
 import { eventContext, shapeOfView, viewContext } from "../../views/context";
@@ -30,10 +39,21 @@ const optionalBody = (schema: z.ZodTypeAny) => ({
 });
 
 const RepostBody = z
-  .object({ is_nsfw: z.union([z.boolean(), z.enum(["0", "1", "true", "false"]), z.literal(0), z.literal(1)]).optional().openapi({ description: "Marks the repost NSFW" }) })
+  .object({
+    is_nsfw: z
+      .union([z.boolean(), z.enum(["0", "1", "true", "false"]), z.literal(0), z.literal(1)])
+      .optional()
+      .openapi({ description: "Marks the repost NSFW" }),
+  })
   .openapi("RepostBody");
 const BookmarkBody = z
-  .object({ note: z.string().nullable().optional().openapi({ description: `Up to ${NOTE_MAX_LENGTH} characters, shown only on the caller's own bookmarks list; null clears it` }) })
+  .object({
+    note: z
+      .string()
+      .nullable()
+      .optional()
+      .openapi({ description: `Up to ${NOTE_MAX_LENGTH} characters, shown only on the caller's own bookmarks list; null clears it` }),
+  })
   .openapi("BookmarkBody");
 const ReportBody = z.object({ reason: z.enum(POST_REPORT_REASONS).openapi({ description: "Why the post is reported" }) }).openapi("PostReport");
 
@@ -68,7 +88,11 @@ const InteractionSchema = z
   .object({ pagination_id: z.string(), event_date: z.string(), action: z.enum(["bookmark", "repost", "reply"]), users: z.array(z.object({}).passthrough()) })
   .openapi("PostInteraction");
 
-const actionList = (what: string) => z.string().optional().openapi({ description: `Comma-separated actions ${what}: ${POST_INTERACTION_ACTIONS.join(", ")}` });
+const actionList = (what: string) =>
+  z
+    .string()
+    .optional()
+    .openapi({ description: `Comma-separated actions ${what}: ${POST_INTERACTION_ACTIONS.join(", ")}` });
 
 const interactionsRoute = (path: string, deprecated: boolean) =>
   defineRoute(PUBLIC, {
@@ -86,11 +110,16 @@ const interactionsRoute = (path: string, deprecated: boolean) =>
       query: z.object({ ...pageQuery, ...userParams, filters: actionList("to include"), exclude: actionList("to leave out (ignored when `filters` is set)") }),
     },
     responses: {
-      200: Envelope(z.array(InteractionSchema), "Paginated interactions", [{ pagination_id: "9021", event_date: "2026-11-20T18:20:00Z", action: "bookmark", users: [EXAMPLE_USER] }], {
-        more: false,
-        min_id: "9021",
-        max_id: "9021",
-      }),
+      200: Envelope(
+        z.array(InteractionSchema),
+        "Paginated interactions",
+        [{ pagination_id: "9021", event_date: "2026-11-20T18:20:00Z", action: "bookmark", users: [EXAMPLE_USER] }],
+        {
+          more: false,
+          min_id: "9021",
+          max_id: "9021",
+        },
+      ),
       ...errors(400, 404),
     },
   });
@@ -241,7 +270,12 @@ export const postActionRoutes = createRouter()
       if (typeof reason !== "string" || !(POST_REPORT_REASONS as readonly string[]).includes(reason)) {
         throw ApiError.badRequest(`'reason' must be one of ${POST_REPORT_REASONS.join(", ")}`);
       }
-      const found = await reportPost(c.var.db, { postId: Number(c.req.valid("param").post_id), reporterId: user.id, reason: reason as PostReportReason, at: now(c) });
+      const found = await reportPost(c.var.db, {
+        postId: Number(c.req.valid("param").post_id),
+        reporterId: user.id,
+        reason: reason as PostReportReason,
+        at: now(c),
+      });
       if (!found) throw ApiError.notFound("no such post");
       return ok(c, render(c, found.view, found.set), {}, 201);
     },

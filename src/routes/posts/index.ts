@@ -6,8 +6,4 @@ import { postRoutes } from "./posts";
 
 /** Posts: create, read, revise, delete, actions (repost, bookmark), search and the post streams.
  * Mounted in this order: where a literal segment could be read as a parameter, the literal route comes first. */
-export const postsRouter = createRouter()
-  .route("/", postSearchRoutes)
-  .route("/", postStreamRoutes)
-  .route("/", postActionRoutes)
-  .route("/", postRoutes);
+export const postsRouter = createRouter().route("/", postSearchRoutes).route("/", postStreamRoutes).route("/", postActionRoutes).route("/", postRoutes);

@@ -30,7 +30,11 @@ const RawSchema = z.record(
 const PostBody = z
   .object({
     text: z.string({ message: "is required and must be a string" }).openapi({ description: "Up to 256 characters (decisions §5)" }),
-    reply_to: z.union([idString("post id"), z.number().int().positive()]).nullable().optional().openapi({ description: "The post this one replies to" }),
+    reply_to: z
+      .union([idString("post id"), z.number().int().positive()])
+      .nullable()
+      .optional()
+      .openapi({ description: "The post this one replies to" }),
     is_nsfw: Flag.optional().openapi({ description: "Marks the post NSFW; default: whether the text has the tag #nsfw" }),
     entities: z
       .object({ parse_links: Flag.optional(), parse_markdown_links: Flag.optional() })
@@ -132,7 +136,9 @@ export const postRoutes = createRouter()
       tags: ["Posts"],
       summary: "Posts by id (at most the first 200 found; unknown ids are skipped)",
       description: "No token needed. Posts come in the order asked, each once. Emits nothing.",
-      request: { query: LookupQuery.extend({ ids: z.string({ message: "is required" }).openapi({ description: "Comma-separated post ids", example: "2375,2380" }) }) },
+      request: {
+        query: LookupQuery.extend({ ids: z.string({ message: "is required" }).openapi({ description: "Comma-separated post ids", example: "2375,2380" }) }),
+      },
       responses: { 200: Envelope(z.array(PostSchema), "Post objects", [EXAMPLE_POST]), ...errors(400) },
     }),
     async (c) => {
@@ -145,7 +151,10 @@ export const postRoutes = createRouter()
       if (!parts.length || parts.some((s) => !/^\d{1,18}$/.test(s))) throw ApiError.badRequest("'ids' must be comma-separated integer post ids");
       const ids = [...new Set(parts.map(Number))];
       const set = await readPostsByIds(c.var.db, ids, viewContext(c).viewerId, { ...readOptions(c), liveOnly: !flagValue(q.include_deleted, true) });
-      return ok(c, set.page.map((v) => render(c, v, set)));
+      return ok(
+        c,
+        set.page.map((v) => render(c, v, set)),
+      );
     },
   )
   .openapi(
@@ -170,7 +179,7 @@ export const postRoutes = createRouter()
       method: "get",
       path: "/posts/{post_id}/revisions",
       tags: ["Posts"],
-      summary: "Earlier versions of a post (not the current one); `revision` counts from \"0\"",
+      summary: 'Earlier versions of a post (not the current one); `revision` counts from "0"',
       description: "No token needed. A post has at most one earlier version; a deleted post lists none. Emits nothing.",
       request: { params: postParam, query: PostQuery },
       responses: { 200: Envelope(z.array(PostSchema), "Earlier versions", [{ ...EXAMPLE_POST, revision: "0" }]), ...errors(400, 404) },

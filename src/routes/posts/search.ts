@@ -22,7 +22,10 @@ const text = (description: string) => z.string().optional().openapi({ descriptio
 
 export const SearchQuery = ListQuery.extend({
   q: z.string().max(1024).optional().openapi({ description: "Words the posts contain (all of them; stemmed)" }),
-  order: z.enum(["id", "relevance"], { message: "must be id or relevance" }).optional().openapi({ description: "`relevance` (default; the same as `id` without `q`) or `id` (newest first)" }),
+  order: z
+    .enum(["id", "relevance"], { message: "must be id or relevance" })
+    .optional()
+    .openapi({ description: "`relevance` (default; the same as `id` without `q`) or `id` (newest first)" }),
   client_id: text("Only posts created by this client (its client id)"),
   created_after: text("ISO 8601: posts created after this time"),
   created_before: text("ISO 8601: posts created before this time"),
@@ -48,7 +51,11 @@ export const SearchQuery = ListQuery.extend({
 });
 type SearchQueryValue = z.infer<typeof SearchQuery>;
 
-const csv = (v: string | undefined) => (v ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+const csv = (v: string | undefined) =>
+  (v ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 function list(name: string, v: string | undefined): string[] {
   const items = csv(v);

@@ -39,13 +39,19 @@ const paginated =
   "Paginated (`count`, `before_id`, `since_id`); takes the general post parameters; emits nothing. " +
   "With `since_id` (dynamic polling), `meta.deleted_ids` and `meta.revised_ids` list the stream's posts deleted or revised after post `since_id` was created (bookmarks excepted). ";
 
-const ExploreSchema = z
-  .object({ slug: z.string(), title: z.string(), description: z.string(), url: z.string() })
-  .openapi("ExploreStream");
+const ExploreSchema = z.object({ slug: z.string(), title: z.string(), description: z.string(), url: z.string() }).openapi("ExploreStream");
 
-const tagParam = z.object({ tag: z.string().min(1).max(256).openapi({ param: { name: "tag", in: "path" }, description: "The tag, with or without `#`", example: "oldies" }) });
+const tagParam = z.object({
+  tag: z
+    .string()
+    .min(1)
+    .max(256)
+    .openapi({ param: { name: "tag", in: "path" }, description: "The tag, with or without `#`", example: "oldies" }),
+});
 const slugParam = z.object({
-  slug: z.string().openapi({ param: { name: "slug", in: "path" }, description: `One of ${EXPLORE_STREAMS.map((s) => s.slug).join(", ")}`, example: "conversations" }),
+  slug: z
+    .string()
+    .openapi({ param: { name: "slug", in: "path" }, description: `One of ${EXPLORE_STREAMS.map((s) => s.slug).join(", ")}`, example: "conversations" }),
 });
 
 const tagRoute = (path: string, deprecated: boolean) =>
@@ -82,7 +88,12 @@ export const postStreamRoutes = createRouter()
       description: "No token needed. Each stream's `url` is its list of posts. Emits nothing.",
       responses: {
         200: Envelope(z.array(ExploreSchema), "Explore streams", [
-          { slug: "conversations", title: "Conversations", description: EXPLORE_STREAMS[0].description, url: "https://api.example.social/v1/posts/streams/explore/conversations" },
+          {
+            slug: "conversations",
+            title: "Conversations",
+            description: EXPLORE_STREAMS[0].description,
+            url: "https://api.example.social/v1/posts/streams/explore/conversations",
+          },
         ]),
       },
     }),

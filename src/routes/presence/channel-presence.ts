@@ -32,11 +32,10 @@ const ChannelPresenceBody = z
       .nullable()
       .optional()
       .openapi({ description: "Unset or `1`: `online`; `offline` or `0`: offline (removed from the channel's list); other text up to 100 characters" }),
-    expiration: z
-      .union([z.string(), z.number()])
-      .nullable()
-      .optional()
-      .openapi({ description: "Unix timestamp (seconds) when the presence lapses. Default 15 minutes from now; later than 7 days is cut to 7 days; now or earlier sets offline" }),
+    expiration: z.union([z.string(), z.number()]).nullable().optional().openapi({
+      description:
+        "Unix timestamp (seconds) when the presence lapses. Default 15 minutes from now; later than 7 days is cut to 7 days; now or earlier sets offline",
+    }),
   })
   .openapi("ChannelPresenceUpdate");
 
@@ -63,7 +62,8 @@ function channelPresenceEvent(view: PresenceView, channelId: number) {
   };
 }
 
-const ACCESS = "User token with `messages` (or `public_messages` for a public channel, or either extended to the channel's type); 404 for a channel the caller cannot read.";
+const ACCESS =
+  "User token with `messages` (or `public_messages` for a public channel, or either extended to the channel's type); 404 for a channel the caller cannot read.";
 
 /** Per-channel presence (resources/channels/presence.md). */
 export const channelPresenceRoutes = createRouter()
@@ -79,7 +79,10 @@ export const channelPresenceRoutes = createRouter()
       request: {
         params: ChannelParams,
         query: z.object({
-          include_not_followed: z.enum(["0", "1"]).optional().openapi({ description: "User stream subscriptions only: 1 delivers the channel presence of users not followed too. Default 0" }),
+          include_not_followed: z
+            .enum(["0", "1"])
+            .optional()
+            .openapi({ description: "User stream subscriptions only: 1 delivers the channel presence of users not followed too. Default 0" }),
         }),
       },
       responses: { 200: Envelope(z.array(PresenceSchema), "Presence objects", [examplePresence]), ...errors(400, 401, 403, 404) },
@@ -87,7 +90,10 @@ export const channelPresenceRoutes = createRouter()
     async (c) => {
       const ch = await presenceChannel(c, Number(c.req.valid("param").channel_id));
       const origin = viewContext(c).origin;
-      return ok(c, (await listChannelPresence(c.var.db, ch.id, now(c))).map((r) => renderPresence(r, origin)));
+      return ok(
+        c,
+        (await listChannelPresence(c.var.db, ch.id, now(c))).map((r) => renderPresence(r, origin)),
+      );
     },
   )
   .openapi(

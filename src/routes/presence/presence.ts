@@ -39,11 +39,10 @@ const PresenceBody = z
       .nullable()
       .optional()
       .openapi({ description: `Unset or \`1\`: \`online\`; \`offline\` or \`0\`: offline; other text up to ${LIMITS.user.presence_max_length} characters` }),
-    expiration: z
-      .union([z.string(), z.number()])
-      .nullable()
-      .optional()
-      .openapi({ description: "Unix timestamp (seconds) when the presence lapses. Default 15 minutes from now; later than 7 days from now is cut to 7 days; now or earlier sets offline" }),
+    expiration: z.union([z.string(), z.number()]).nullable().optional().openapi({
+      description:
+        "Unix timestamp (seconds) when the presence lapses. Default 15 minutes from now; later than 7 days from now is cut to 7 days; now or earlier sets offline",
+    }),
   })
   .openapi("PresenceUpdate");
 
@@ -84,8 +83,7 @@ export const presenceRoutes = createRouter()
       path: "/users/{user_id}/presence",
       tags: ["Presence"],
       summary: "A user's presence (`offline` without `last_seen_at` if they never set one)",
-      description:
-        "One user's status: live text (`online` or their own), or `offline` with `last_seen_at`. Any token; emits nothing.",
+      description: "One user's status: live text (`online` or their own), or `offline` with `last_seen_at`. Any token; emits nothing.",
       request: { params },
       responses: { 200: Envelope(PresenceSchema, "Presence object", examplePresence), ...errors(400, 401, 403, 404) },
     }),

@@ -17,12 +17,15 @@ import { streamUrl } from "../../views/stream";
 
 const upgraded = { 101: { description: "Switching Protocols: the WebSocket. The first frame carries `meta.connection_id`." } };
 
-const Since = z.string().optional().openapi({
-  description:
-    "Resume: the `meta.id` of the last event processed. Every later event still in the replay window (at least 10 minutes and " +
-    "10,000 events) follows in order, then live ones. A cursor outside the window or never issued here: the first frame has " +
-    "`meta.replay_gap` (`expired` or `unknown`) and the stream goes on live.",
-});
+const Since = z
+  .string()
+  .optional()
+  .openapi({
+    description:
+      "Resume: the `meta.id` of the last event processed. Every later event still in the replay window (at least 10 minutes and " +
+      "10,000 events) follows in order, then live ones. A cursor outside the window or never issued here: the first frame has " +
+      "`meta.replay_gap` (`expired` or `unknown`) and the stream goes on live.",
+  });
 
 const CONNECTION_PARAM_DOCS: Record<(typeof CONNECTION_PARAMS)[number], string> = {
   include_raw: "1: channel, message, file and post objects in events carry `raw`, and so does the user of a `user` event. Default 0",
@@ -38,7 +41,10 @@ const CONNECTION_PARAM_DOCS: Record<(typeof CONNECTION_PARAMS)[number], string> 
   include_html: "0: leave `html` out of every `content` in events. Default 1",
 };
 const connectionQuery = Object.fromEntries(
-  CONNECTION_PARAMS.map((name) => [name, z.enum(["0", "1", "true", "false"], { message: "must be 0 or 1" }).optional().openapi({ description: CONNECTION_PARAM_DOCS[name] })]),
+  CONNECTION_PARAMS.map((name) => [
+    name,
+    z.enum(["0", "1", "true", "false"], { message: "must be 0 or 1" }).optional().openapi({ description: CONNECTION_PARAM_DOCS[name] }),
+  ]),
 );
 
 /** A plain GET is refused before any work: these endpoints only speak WebSocket. */
@@ -72,9 +78,15 @@ export const streamSocketRoutes = createRouter()
         "At most 2 connections per stream key (a third: 429).",
       request: {
         query: z.object({
-          key: z.string({ error: "is required" }).min(1, { message: "is required" }).openapi({ description: "The key of one of the app's streams (POST /v1/streams)" }),
+          key: z
+            .string({ error: "is required" })
+            .min(1, { message: "is required" })
+            .openapi({ description: "The key of one of the app's streams (POST /v1/streams)" }),
           since: Since,
-          access_token: z.string().optional().openapi({ description: "The app token (browsers cannot set headers on a WebSocket); or send it as `Authorization: Bearer`" }),
+          access_token: z
+            .string()
+            .optional()
+            .openapi({ description: "The app token (browsers cannot set headers on a WebSocket); or send it as `Authorization: Bearer`" }),
           ...connectionQuery,
         }),
       },
@@ -105,8 +117,8 @@ export const streamSocketRoutes = createRouter()
       tags: ["User streams"],
       summary: "User stream socket (WebSocket upgrade)",
       description:
-        "`GET {stream_url}/v1/user?access_token=<user token>`. First frame: `{\"meta\":{\"connection_id\",\"cursor\"}}`. Subscribe by calling a " +
-        "subscribable endpoint with `?connection_id=`; events arrive as `{\"meta\":{id, timestamp, type, subscription_ids, is_deleted?}, \"data\"}`. " +
+        '`GET {stream_url}/v1/user?access_token=<user token>`. First frame: `{"meta":{"connection_id","cursor"}}`. Subscribe by calling a ' +
+        'subscribable endpoint with `?connection_id=`; events arrive as `{"meta":{id, timestamp, type, subscription_ids, is_deleted?}, "data"}`. ' +
         "Resume a dropped connection within the replay window (10 minutes) with `connection_id=<its id>&since=<cursor>` and the same token: " +
         "same id, same subscriptions, missed events replayed. Later, or for a deleted connection: 400 saying why. " +
         "Connection parameters (`include_html`, `include_raw`, `include_<object>_raw`, …) shape every frame of the connection; a resume keeps those of the first socket. " +
@@ -115,7 +127,10 @@ export const streamSocketRoutes = createRouter()
         query: z.object({
           connection_id: z.string().optional().openapi({ description: "A dropped connection of this user to resume" }),
           since: Since,
-          access_token: z.string().optional().openapi({ description: "The user token (browsers cannot set headers on a WebSocket); or send it as `Authorization: Bearer`" }),
+          access_token: z
+            .string()
+            .optional()
+            .openapi({ description: "The user token (browsers cannot set headers on a WebSocket); or send it as `Authorization: Bearer`" }),
           ...connectionQuery,
         }),
       },

@@ -35,9 +35,7 @@ const StreamKey = z
   .regex(keyRule, { message: `must be 1 to ${MORE_LIMITS.streamKeyMaxLength} letters, digits or underscores` });
 
 const CreateBody = z.object({ type: StreamType, object_types: ObjectTypes, key: StreamKey.optional() }).openapi("AppStreamCreate");
-const UpdateBody = z
-  .object({ object_types: ObjectTypes, type: StreamType.optional(), key: z.string().optional() })
-  .openapi("AppStreamUpdate");
+const UpdateBody = z.object({ object_types: ObjectTypes, type: StreamType.optional(), key: z.string().optional() }).openapi("AppStreamUpdate");
 
 const AppStreamSchema = z
   .object({
@@ -90,7 +88,11 @@ export const streamRoutes = createRouter()
       description: `Lists the calling app's streams in creation order, with the WebSocket endpoint to connect to. App token only. ${EMITS}`,
       responses: { 200: Envelope(z.array(AppStreamSchema), "App stream objects", [example]), ...responses },
     }),
-    async (c) => ok(c, (await listAppStreams(c.var.db, appOf(c))).map((s) => render(c, s))),
+    async (c) =>
+      ok(
+        c,
+        (await listAppStreams(c.var.db, appOf(c))).map((s) => render(c, s)),
+      ),
   )
   .openapi(
     defineRoute(APP_TOKEN, {
@@ -128,8 +130,15 @@ export const streamRoutes = createRouter()
     async (c) => {
       const appId = appOf(c);
       const deleted = await deleteAllAppStreams(c.var.db, appId);
-      await disconnect(c, appId, deleted.map((s) => s.key));
-      return ok(c, deleted.map((s) => render(c, s, true)));
+      await disconnect(
+        c,
+        appId,
+        deleted.map((s) => s.key),
+      );
+      return ok(
+        c,
+        deleted.map((s) => render(c, s, true)),
+      );
     },
   )
   .openapi(

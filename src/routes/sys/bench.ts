@@ -26,7 +26,7 @@ export const benchRoutes = createRouter()
       tags: ["Benchmark"],
       summary: "Benchmark floor: a constant envelope (only when BENCH_FLOORS=1)",
       description:
-        "Only served (and listed here) when `BENCH_FLOORS` is `\"1\"`, as `npm run bench` sets it: the whole request pipeline with a constant answer, the most any endpoint could do. Anyone; emits nothing.",
+        'Only served (and listed here) when `BENCH_FLOORS` is `"1"`, as `npm run bench` sets it: the whole request pipeline with a constant answer, the most any endpoint could do. Anyone; emits nothing.',
       responses: { 200: Envelope(z.object({}), "Constant", {}), ...errors(404) },
     }),
     (c) => {
@@ -41,7 +41,7 @@ export const benchRoutes = createRouter()
       tags: ["Benchmark"],
       summary: "Benchmark floor: one indexed D1 read (only when BENCH_FLOORS=1)",
       description:
-        "Only served (and listed here) when `BENCH_FLOORS` is `\"1\"`: the pipeline plus exactly one indexed read of the user with this id. Anyone; emits nothing.",
+        'Only served (and listed here) when `BENCH_FLOORS` is `"1"`: the pipeline plus exactly one indexed read of the user with this id. Anyone; emits nothing.',
       request: { params: z.object({ id: idString() }) },
       responses: { 200: Envelope(z.object({ exists: z.boolean() }), "One read", { exists: true }), ...errors(404) },
     }),
@@ -57,7 +57,7 @@ export const benchRoutes = createRouter()
       tags: ["Benchmark"],
       summary: "Benchmark floor: one indexed read and a body of `size` bytes (only when BENCH_FLOORS=1)",
       description:
-        "Only served (and listed here) when `BENCH_FLOORS` is `\"1\"`: the pipeline, one indexed read, and `data` a constant string of `size` bytes (at most 8 MB) encoded once. Anyone; emits nothing.",
+        'Only served (and listed here) when `BENCH_FLOORS` is `"1"`: the pipeline, one indexed read, and `data` a constant string of `size` bytes (at most 8 MB) encoded once. Anyone; emits nothing.',
       request: { params: z.object({ size: idString() }) },
       responses: { 200: Envelope(z.string(), "A constant string", "xxxx"), ...errors(400, 404) },
     }),

@@ -15,7 +15,7 @@ export const healthRoutes = createRouter().openapi(
     tags: ["System"],
     summary: "Health check for uptime monitors: no database, no rate limit",
     description:
-      "Answers 200 `{\"status\": \"ok\"}` while the Worker serves requests (HEAD works too). It touches neither the " +
+      'Answers 200 `{"status": "ok"}` while the Worker serves requests (HEAD works too). It touches neither the ' +
       "database nor a Durable Object and is not rate limited, so it says the Worker is up, not that its storage is.",
     responses: { 200: Envelope(z.object({ status: z.literal("ok") }).openapi("Health"), "The Worker is serving", { status: "ok" }) },
   }),

@@ -8,7 +8,13 @@ import { getOperation } from "../../stores/operations";
 import { renderOperation } from "../../views/operation";
 
 const OperationSchema = z
-  .object({ id: z.string(), type: z.enum(["file_create", "file_delete"]), status: z.enum(["running", "dead", "completed"]), created_at: z.string(), ended_at: z.string().optional() })
+  .object({
+    id: z.string(),
+    type: z.enum(["file_create", "file_delete"]),
+    status: z.enum(["running", "dead", "completed"]),
+    created_at: z.string(),
+    ended_at: z.string().optional(),
+  })
   .openapi("OperationStatus");
 
 export const opsRoutes = createRouter().openapi(
@@ -25,7 +31,11 @@ export const opsRoutes = createRouter().openapi(
           .string()
           // No regex flags: the document would carry them into the pattern.
           .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, { message: "must be a UUID" })
-          .openapi({ param: { name: "ops_id", in: "path" }, description: "The operation's id (a UUID, from `meta.status_url`).", example: "514406d5-63e0-4de0-887d-4d5ebed825f4" }),
+          .openapi({
+            param: { name: "ops_id", in: "path" },
+            description: "The operation's id (a UUID, from `meta.status_url`).",
+            example: "514406d5-63e0-4de0-887d-4d5ebed825f4",
+          }),
       }),
     },
     responses: { 200: Envelope(OperationSchema, "Operation object", exampleOperation), ...errors(400, 401, 404) },

@@ -21,7 +21,13 @@ const TextResultSchema = z
 const Body = z
   .object({
     text: z.string({ message: "is required and must be a string" }),
-    entities: z.object({ parse_links: z.union([z.boolean(), z.number(), z.string()]).optional(), parse_markdown_links: z.union([z.boolean(), z.number(), z.string()]).optional() }).passthrough().optional(),
+    entities: z
+      .object({
+        parse_links: z.union([z.boolean(), z.number(), z.string()]).optional(),
+        parse_markdown_links: z.union([z.boolean(), z.number(), z.string()]).optional(),
+      })
+      .passthrough()
+      .optional(),
   })
   .passthrough();
 
@@ -35,7 +41,9 @@ export const textRoutes = createRouter().openapi(
     description:
       "Runs the text processor on `text` without saving anything: the text, its HTML, and the links, mentions and tags found (both under `entities`, as in a post's `content`, and flat). `entities.parse_links` and `entities.parse_markdown_links` turn the link parsers off. Any token; emits nothing.",
     request: {
-      query: z.object({ object_type: z.enum(["post", "message"]).default("post").openapi({ description: "Process as the text of a post (default) or of a message." }) }),
+      query: z.object({
+        object_type: z.enum(["post", "message"]).default("post").openapi({ description: "Process as the text of a post (default) or of a message." }),
+      }),
       body: { content: { "application/json": { schema: Body } }, required: true },
     },
     responses: { 200: Envelope(TextResultSchema, "Text processing result", exampleTextResult), ...errors(400, 401, 415) },

@@ -56,6 +56,9 @@ export const badgeRoutes = createRouter()
     }),
     async (c) => {
       const rows = await userBadgeList(c.var.db, currentUser(c).id);
-      return ok(c, rows.map((b) => ({ ...renderBadge(b), awarded_at: iso(b.awardedAt) })));
+      return ok(
+        c,
+        rows.map((b) => ({ ...renderBadge(b), awarded_at: iso(b.awardedAt) })),
+      );
     },
   );

@@ -65,53 +65,67 @@ const route = (method: "put" | "delete", path: string, summary: string, emits: s
   });
 
 export const graphRoutes = createRouter()
-  .openapi(route("put", "/users/{user_id}/follow", "Follow a user; returns the followed user", "Following across a block is a 403. Emits a `follow` event."), async (c) => {
-    const { me, targetId } = await parties(c, c.req.valid("param").user_id, "follow");
-    const view = viewContext(c);
-    const target = await getUser(c.var.db, targetId, me.id);
-    if (!target) throw ApiError.notFound("no such user");
-    const blocked = ApiError.forbidden("you cannot follow a user you blocked or who blocked you");
-    if (target.youBlocked || target.blocksYou) throw blocked;
-    if (target.youFollow) return ok(c, renderUser(target, view));
-    const result = await follow(c.var.db, me.id, targetId, now(c), graphEvent(c));
-    if (!result.ok) {
-      if (result.reason === "blocked") throw blocked;
-      const current = await getUser(c.var.db, targetId, me.id);
-      return ok(c, renderUser(current!, view));
-    }
-    return answer(c, result.change, "follow", "followed_user", false);
-  })
+  .openapi(
+    route("put", "/users/{user_id}/follow", "Follow a user; returns the followed user", "Following across a block is a 403. Emits a `follow` event."),
+    async (c) => {
+      const { me, targetId } = await parties(c, c.req.valid("param").user_id, "follow");
+      const view = viewContext(c);
+      const target = await getUser(c.var.db, targetId, me.id);
+      if (!target) throw ApiError.notFound("no such user");
+      const blocked = ApiError.forbidden("you cannot follow a user you blocked or who blocked you");
+      if (target.youBlocked || target.blocksYou) throw blocked;
+      if (target.youFollow) return ok(c, renderUser(target, view));
+      const result = await follow(c.var.db, me.id, targetId, now(c), graphEvent(c));
+      if (!result.ok) {
+        if (result.reason === "blocked") throw blocked;
+        const current = await getUser(c.var.db, targetId, me.id);
+        return ok(c, renderUser(current!, view));
+      }
+      return answer(c, result.change, "follow", "followed_user", false);
+    },
+  )
   .openapi(route("delete", "/users/{user_id}/follow", "Unfollow a user; returns the user", "Emits a `follow` event with `is_deleted`."), async (c) => {
     const { me, targetId } = await parties(c, c.req.valid("param").user_id, "unfollow");
     return answer(c, await unfollow(c.var.db, me.id, targetId, graphEvent(c)), "follow", "followed_user", true);
   })
-  .openapi(route("put", "/users/{user_id}/mute", "Mute a user: their posts leave the caller's streams", "Emits a `mute` event (to apps the caller authorized)."), async (c) => {
-    const { me, targetId } = await parties(c, c.req.valid("param").user_id, "mute");
-    return answer(c, await mute(c.var.db, me.id, targetId, now(c), graphEvent(c)), "mute", "muted_user", false);
-  })
+  .openapi(
+    route("put", "/users/{user_id}/mute", "Mute a user: their posts leave the caller's streams", "Emits a `mute` event (to apps the caller authorized)."),
+    async (c) => {
+      const { me, targetId } = await parties(c, c.req.valid("param").user_id, "mute");
+      return answer(c, await mute(c.var.db, me.id, targetId, now(c), graphEvent(c)), "mute", "muted_user", false);
+    },
+  )
   .openapi(route("delete", "/users/{user_id}/mute", "Unmute a user", "Emits a `mute` event with `is_deleted`."), async (c) => {
     const { me, targetId } = await parties(c, c.req.valid("param").user_id, "unmute");
     return answer(c, await unmute(c.var.db, me.id, targetId, graphEvent(c)), "mute", "muted_user", true);
   })
-  .openapi(route("put", "/users/{user_id}/block", "Block a user: ends follows both ways; hides each from the other's streams", "Emits a `block` event, and `follow` events with `is_deleted` for the follows it ended."), async (c) => {
-    const { me, targetId } = await parties(c, c.req.valid("param").user_id, "block");
-    const result = await block(c.var.db, me.id, targetId, now(c), graphEvent(c));
-    // The follows the block ended are unfollow events of their own.
-    const unfollows: DomainEvent[] = [];
-    const { actor, target } = result;
-    if (actor && target) {
-      const ended = (follower: UserView, followed: UserView, seq: number | undefined): DomainEvent => ({
-        seq,
-        type: "follow",
-        data: { user: neutral(c, follower), followed_user: neutral(c, followed) },
-        isDeleted: true,
-        route: { actorId: follower.id, userIds: [followed.id] },
-      });
-      if (result.unfollowed.byUser) unfollows.push(ended(actor, target, result.unfollowSeqs.byUser));
-      if (result.unfollowed.byBlocked) unfollows.push(ended(target, actor, result.unfollowSeqs.byBlocked));
-    }
-    return answer(c, result, "block", "blocked_user", false, unfollows);
-  })
+  .openapi(
+    route(
+      "put",
+      "/users/{user_id}/block",
+      "Block a user: ends follows both ways; hides each from the other's streams",
+      "Emits a `block` event, and `follow` events with `is_deleted` for the follows it ended.",
+    ),
+    async (c) => {
+      const { me, targetId } = await parties(c, c.req.valid("param").user_id, "block");
+      const result = await block(c.var.db, me.id, targetId, now(c), graphEvent(c));
+      // The follows the block ended are unfollow events of their own.
+      const unfollows: DomainEvent[] = [];
+      const { actor, target } = result;
+      if (actor && target) {
+        const ended = (follower: UserView, followed: UserView, seq: number | undefined): DomainEvent => ({
+          seq,
+          type: "follow",
+          data: { user: neutral(c, follower), followed_user: neutral(c, followed) },
+          isDeleted: true,
+          route: { actorId: follower.id, userIds: [followed.id] },
+        });
+        if (result.unfollowed.byUser) unfollows.push(ended(actor, target, result.unfollowSeqs.byUser));
+        if (result.unfollowed.byBlocked) unfollows.push(ended(target, actor, result.unfollowSeqs.byBlocked));
+      }
+      return answer(c, result, "block", "blocked_user", false, unfollows);
+    },
+  )
   .openapi(route("delete", "/users/{user_id}/block", "Unblock a user", "Emits a `block` event with `is_deleted`."), async (c) => {
     const { me, targetId } = await parties(c, c.req.valid("param").user_id, "unblock");
     return answer(c, await unblock(c.var.db, me.id, targetId, graphEvent(c)), "block", "blocked_user", true);

@@ -22,7 +22,10 @@ export const imageRoutes = createRouter().openapi(
       params: z.object({ key: z.string().openapi({ param: { name: "key", in: "path" }, description: "The image's key", example: "hV3kq9sLw0cZ" }) }),
       query: ScaleQuery,
     },
-    responses: { 200: { description: "The image", content: { "image/png": { schema: z.any() }, "image/jpeg": { schema: z.any() }, "image/gif": { schema: z.any() } } }, ...errors(400, 404) },
+    responses: {
+      200: { description: "The image", content: { "image/png": { schema: z.any() }, "image/jpeg": { schema: z.any() }, "image/gif": { schema: z.any() } } },
+      ...errors(400, 404),
+    },
   }),
   async (c) => {
     const key = c.req.valid("param").key;

@@ -31,10 +31,17 @@ const InteractionSchema = z
   .openapi("Interaction");
 
 const actionList = (what: string) =>
-  z.string().optional().openapi({ description: `Comma-separated actions ${what}: ${INTERACTION_ACTIONS.join(", ")}` });
+  z
+    .string()
+    .optional()
+    .openapi({ description: `Comma-separated actions ${what}: ${INTERACTION_ACTIONS.join(", ")}` });
 
 /** Comma-separated actions of `allowed`; any other is a 400 naming the parameter. Empty: not given. */
-export function parseActions(name: string, v: string | undefined, allowed: readonly InteractionAction[] = INTERACTION_ACTIONS): InteractionAction[] | undefined {
+export function parseActions(
+  name: string,
+  v: string | undefined,
+  allowed: readonly InteractionAction[] = INTERACTION_ACTIONS,
+): InteractionAction[] | undefined {
   const list = (v ?? "")
     .split(",")
     .map((s) => s.trim())
@@ -70,9 +77,12 @@ const interactionsRoute = (path: string, deprecated: boolean) =>
       }),
     },
     responses: {
-      200: Envelope(z.array(InteractionSchema), "Paginated Interaction objects", [
-        { pagination_id: "9021", event_date: "2026-11-20T18:20:00Z", action: "follow", objects: [EXAMPLE_USER], users: [EXAMPLE_USER] },
-      ], { more: false, min_id: "9021", max_id: "9021" }),
+      200: Envelope(
+        z.array(InteractionSchema),
+        "Paginated Interaction objects",
+        [{ pagination_id: "9021", event_date: "2026-11-20T18:20:00Z", action: "follow", objects: [EXAMPLE_USER], users: [EXAMPLE_USER] }],
+        { more: false, min_id: "9021", max_id: "9021" },
+      ),
       ...errors(400, 401, 403),
     },
   });
@@ -84,9 +94,7 @@ function parseInteractionsQuery(q: InteractionsQuery) {
   const page = parsePage(q);
   const filters = parseActions("filters", q.filters);
   const excluded = filters ? undefined : parseActions("exclude", q.exclude);
-  const actions = filters
-    ? INTERACTION_ACTIONS.filter((a) => filters.includes(a))
-    : INTERACTION_ACTIONS.filter((a) => !excluded?.includes(a));
+  const actions = filters ? INTERACTION_ACTIONS.filter((a) => filters.includes(a)) : INTERACTION_ACTIONS.filter((a) => !excluded?.includes(a));
   return { page, actions };
 }
 

@@ -90,7 +90,10 @@ const MAX_TERMS = 32;
 
 const SearchQuery = UserListQuery.extend({
   q: z.string().max(1024).optional().openapi({ description: "Words the username, name or profile text contain (each as a word prefix; all required)" }),
-  order: z.enum(["id", "relevance"], { message: "must be id or relevance" }).optional().openapi({ description: "`relevance` (default with `q`) or `id` (newest first)" }),
+  order: z
+    .enum(["id", "relevance"], { message: "must be id or relevance" })
+    .optional()
+    .openapi({ description: "`relevance` (default with `q`) or `id` (newest first)" }),
   created_after: z.string().optional().openapi({ description: "ISO 8601: users created after this time" }),
   created_before: z.string().optional().openapi({ description: "ISO 8601: users created before this time" }),
   is_follower: queryFlag("1: only users who follow the caller; 0: only users who do not (needs a user token)"),
@@ -115,7 +118,10 @@ function parseUserSearch(c: Ctx, q: z.infer<typeof SearchQuery>): UserSearch {
   if (relational && !c.var.auth) throw ApiError.unauthorized("'is_follower' and 'is_following' need a user token");
   if (relational && !c.var.auth?.user) throw ApiError.forbidden("'is_follower' and 'is_following' need a user token");
   const typesName = q.user_types !== undefined ? "user_types" : "types";
-  const types = (q.user_types ?? q.types ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  const types = (q.user_types ?? q.types ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = types.find((t) => !USER_TYPES.includes(t));
   if (bad !== undefined) throw ApiError.badRequest(`'${typesName}' has unknown value '${bad.slice(0, 32)}' (allowed: ${USER_TYPES.join(", ")})`);
   return {

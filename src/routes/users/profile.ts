@@ -27,15 +27,27 @@ import { prepareRaw } from "../../services/raw-core";
 type Ctx = Context<AppEnv>;
 const UPDATE_PROFILE = userToken("update_profile");
 
-const RawItems = z.array(z.record(z.string(), z.unknown()), { message: "must be a list of objects" }).max(1, { message: "holds at most one item (user raw is mutable)" });
+const RawItems = z
+  .array(z.record(z.string(), z.unknown()), { message: "must be a list of objects" })
+  .max(1, { message: "holds at most one item (user raw is mutable)" });
 
 const ProfileBody = z
   .object({
-    name: z.string().nullable().optional().openapi({ description: `Up to ${LIMITS.user.name_max_length} characters; null or "" removes it` }),
+    name: z
+      .string()
+      .nullable()
+      .optional()
+      .openapi({ description: `Up to ${LIMITS.user.name_max_length} characters; null or "" removes it` }),
     locale: z.string().optional().openapi({ description: "A locale such as `en_US` (required on PUT)" }),
     timezone: z.string().optional().openapi({ description: "A tz database name such as `America/Chicago` (required on PUT)" }),
     content: z
-      .object({ text: z.string().nullable().optional().openapi({ description: `Profile text, up to ${LIMITS.user.description_max_length} characters, with entities` }) })
+      .object({
+        text: z
+          .string()
+          .nullable()
+          .optional()
+          .openapi({ description: `Profile text, up to ${LIMITS.user.description_max_length} characters, with entities` }),
+      })
       .passthrough()
       .nullable()
       .optional(),
@@ -80,7 +92,8 @@ async function profileChange(c: Ctx, body: ProfileInput, replace: boolean): Prom
   }
   if (body.name !== undefined || replace) {
     const name = body.name?.trim() || null;
-    if (name && codePointLength(name) > LIMITS.user.name_max_length) throw ApiError.badRequest(`'name' is longer than ${LIMITS.user.name_max_length} characters`);
+    if (name && codePointLength(name) > LIMITS.user.name_max_length)
+      throw ApiError.badRequest(`'name' is longer than ${LIMITS.user.name_max_length} characters`);
     change.name = name;
   }
   if (body.content !== undefined || replace) {
@@ -158,7 +171,9 @@ const scale = (what: string) =>
     .string()
     .regex(/^[1-9]\d{0,4}$/, { message: "must be a whole number of pixels from 1 (at most 5 digits)" })
     .optional()
-    .openapi({ description: `A ${what} to scale the image down to (aspect kept; \`w\` wins when both are given): passed on to the image URL, which serves it at that size` });
+    .openapi({
+      description: `A ${what} to scale the image down to (aspect kept; \`w\` wins when both are given): passed on to the image URL, which serves it at that size`,
+    });
 export const ScaleQuery = z.object({ w: scale("width"), h: scale("height") });
 
 const getImageRoute = (kind: ImageKind) =>

@@ -20,7 +20,10 @@ const USERS_RETURNED = 200;
 
 /** `ids` of GET /users: integer ids and `@username`s, in the order given (400 naming `ids` otherwise). */
 function parseRefs(v: string): string[] {
-  const refs = v.split(",").map((s) => s.trim()).filter(Boolean);
+  const refs = v
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (!refs.length) throw ApiError.badRequest("'ids' must list at least one user id or @username");
   checkIdCount("ids", refs.length);
   const bad = refs.find((r) => !/^(\d{1,18}|@[A-Za-z0-9_]{1,20})$/.test(r));
@@ -36,7 +39,11 @@ export const userRoutes = createRouter()
       tags: ["Users"],
       summary: "Users by id or @username (at most the first 200 found; unknown ones are skipped)",
       description: "No token needed. Users come in the order asked, each once; disabled users are left out. Emits nothing.",
-      request: { query: UserQuery.extend({ ids: z.string({ message: "is required" }).openapi({ description: "Comma-separated user ids or @usernames", example: "4,@ada,1000" }) }) },
+      request: {
+        query: UserQuery.extend({
+          ids: z.string({ message: "is required" }).openapi({ description: "Comma-separated user ids or @usernames", example: "4,@ada,1000" }),
+        }),
+      },
       responses: { 200: Envelope(z.array(UserSchema), "User objects", [EXAMPLE_USER]), ...errors(400) },
     }),
     async (c) => {
@@ -88,7 +95,10 @@ export const userRoutes = createRouter()
     async (c) => {
       const id = await resolveUserRef(c, c.req.valid("param").user_id);
       const rows = await listAppsByOwner(c.var.db, id);
-      return ok(c, rows.map((r) => ({ id: r.clientId, name: r.name, url: r.url })));
+      return ok(
+        c,
+        rows.map((r) => ({ id: r.clientId, name: r.name, url: r.url })),
+      );
     },
   )
   .openapi(

@@ -19,7 +19,6 @@ const FACET_DRIVER_LIMIT = 5000;
 /** The candidate plans of a word search (see `searchSql`); tests force each to compare them. */
 export type SearchPlan = "fts" | "channels" | "facet";
 
-
 /**
  * The statement of `searchMessages`. With words, candidates (matching messages of readable
  * channels that pass the filters, newest first) come from the cheapest of three plans, chosen
@@ -52,9 +51,7 @@ export function fts5SearchSql(s: MessageSearch, page: Page, viewerId: number | n
   const chosen = forcePlan
     ? sql.raw(String(planCode[forcePlan === "facet" && !driver ? "fts" : forcePlan]))
     : sql`CASE WHEN fd <= ${FACET_DRIVER_LIMIT} THEN 2 WHEN cm > 0 AND ${want} * 1.0 * t <= ${FTS_WALK_LIMIT} * 1.0 * cm THEN 1 ELSE 0 END`;
-  const facetRows = driver
-    ? sql`(SELECT count(*) FROM message_facets WHERE facet = ${driver[0]} AND value IN ${inList(driver[1], "text")})`
-    : sql`NULL`;
+  const facetRows = driver ? sql`(SELECT count(*) FROM message_facets WHERE facet = ${driver[0]} AND value IN ${inList(driver[1], "text")})` : sql`NULL`;
   const plan = sql`plan(code) AS (SELECT ${chosen} FROM (SELECT ${facetRows} AS fd,
       (SELECT coalesce(sum(c.messages), 0) FROM channels c WHERE c.id IN (SELECT id FROM readable)) AS cm,
       (SELECT coalesce(max(id), 0) FROM messages) AS t))`;
@@ -93,4 +90,3 @@ export function fts5SearchSql(s: MessageSearch, page: Page, viewerId: number | n
       ORDER BY h.score ${dir(nf)}, h.id ${dir(!nf)} LIMIT ${page.limit + 1})
     ${render(sql`p.score ${dir(nf)}, m.id ${dir(!nf)}`)}`;
 }
-

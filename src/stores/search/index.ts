@@ -17,13 +17,7 @@ export { ftsQuery, type SearchPlan } from "./fts5";
  * facets, the page, and the rendered columns of the page's messages only. Deleted messages
  * never match (they leave the FTS index when deleted, and the filters exclude them too).
  */
-export async function searchMessages(
-  db: Db,
-  s: MessageSearch,
-  page: Page,
-  viewerId: number | null,
-  forcePlan?: SearchPlan,
-): Promise<MessageRecord[]> {
+export async function searchMessages(db: Db, s: MessageSearch, page: Page, viewerId: number | null, forcePlan?: SearchPlan): Promise<MessageRecord[]> {
   const rows = await allRows(db, searchSql(s, page, viewerId, forcePlan));
   return rows.map(readMessage);
 }

@@ -35,7 +35,9 @@ function conditions(s: PostSearch, viewerId: number | null, filters: PostFilters
   if (s.createdAfter !== undefined) c.push(sql`"posts"."created_at" > ${s.createdAfter}`);
   if (s.createdBefore !== undefined) c.push(sql`"posts"."created_at" < ${s.createdBefore}`);
   if (s.creator) {
-    c.push("id" in s.creator ? sql`"posts"."user_id" = ${s.creator.id}` : sql`"posts"."user_id" = (SELECT id FROM users WHERE username = ${s.creator.username})`);
+    c.push(
+      "id" in s.creator ? sql`"posts"."user_id" = ${s.creator.id}` : sql`"posts"."user_id" = (SELECT id FROM users WHERE username = ${s.creator.username})`,
+    );
   }
   if (s.excludeUserIds?.length) c.push(sql`"posts"."user_id" NOT IN ${inList(s.excludeUserIds)}`);
   if (s.fileId !== undefined) c.push(facet("file", [String(s.fileId)]));
@@ -78,7 +80,14 @@ function facetDriver(s: PostSearch): [string, string[]] | undefined {
 }
 
 /** How words are matched and ranked on each backend. */
-const matcher = (terms: string[]) => wordMatcher("posts", "post_search", () => tsQuery(terms), () => ftsQuery(terms), sql`bm25(post_search)`);
+const matcher = (terms: string[]) =>
+  wordMatcher(
+    "posts",
+    "post_search",
+    () => tsQuery(terms),
+    () => ftsQuery(terms),
+    sql`bm25(post_search)`,
+  );
 
 /**
  * The page of a post search as `pageRow`s. Without words: newest first by id, walking a facet

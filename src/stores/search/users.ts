@@ -43,7 +43,13 @@ function conditions(s: UserSearch, viewerId: number | null): SQL {
 
 /** How words are matched and ranked per backend (username counts most, then name). */
 const matcher = (terms: string[]) =>
-  wordMatcher("users", "user_search", () => sql`es_prefix_query(${pgTextArray(terms)})`, () => prefixQuery(terms), sql`bm25(user_search, 10.0, 5.0, 1.0)`);
+  wordMatcher(
+    "users",
+    "user_search",
+    () => sql`es_prefix_query(${pgTextArray(terms)})`,
+    () => prefixQuery(terms),
+    sql`bm25(user_search, 10.0, 5.0, 1.0)`,
+  );
 
 /**
  * The page of a user search. Without words, or with `order=id`: newest users first (by id). With
