@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { activityDay, activityPhase } from "../../src/stores/tokens";
-import { DB } from "../db";
-import { actor, call } from "../helpers";
+import { DB } from "../support/db";
+import { actor, call } from "../support/client";
 
 /** A UTC midnight far from the real clock: day D starts at M. */
 const M = (Math.floor(2_000_000_000 / 86400) + 1) * 86400;

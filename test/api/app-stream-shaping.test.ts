@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { call, makeUser, must, openStream, userToken } from "../helpers";
-import { ALL_SCOPES, appWithToken, createStream, ofType, socket } from "./stream-fixtures";
+import { call, makeUser, must, openStream, userToken } from "../support/client";
+import { ALL_SCOPES, appWithToken, createStream, ofType, socket } from "../support/streams";
 
 // App streams honour the connection query parameters the reference lists for them
 // (how-to/app-streams.md, "Connection Query Parameters"): every frame of a socket, live or

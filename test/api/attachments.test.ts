@@ -1,7 +1,7 @@
 import { SELF } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { RAW_REPLACEMENTS } from "../../src/config";
-import { actor, call, must } from "../helpers";
+import { actor, call, must } from "../support/client";
 import * as fx from "../fixtures/media";
 
 // Raw replacement values: `+io.example.core.file` / `+io.example.core.poll` are checked against

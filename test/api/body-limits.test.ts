@@ -1,6 +1,6 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ADMIN, BASE, actor, appToken, call, makeApp, must } from "../helpers";
+import { ADMIN, BASE, actor, appToken, call, makeApp, must } from "../support/client";
 import { lazyBody } from "./body-streams";
 
 // Issue 26: every body is bounded while it streams (src/http/body-limit.ts). Large bodies are

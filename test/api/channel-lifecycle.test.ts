@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { actor, call, makeUser } from "../helpers";
+import { actor, call, makeUser } from "../support/client";
 import { createChannel, testClock } from "../support/fixtures";
 
 // Channel lifecycle as the reference's "Channel Lifecycle" and "Channel Subscribing" say:

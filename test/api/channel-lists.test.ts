@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { actor, call, makeUser } from "../helpers";
+import { actor, call, makeUser } from "../support/client";
 import { createChannel, createMessage, dbCallsOf } from "../support/fixtures";
 
 // Channel lookups and lists (the reference's "Channel Lookup", "Channel Subscribing", "Channel

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { actor, call, must } from "../helpers";
-import { ALL_SCOPES, appStream, subscribe, userStream } from "./stream-fixtures";
+import { actor, call, must } from "../support/client";
+import { ALL_SCOPES, appStream, subscribe, userStream } from "../support/streams";
 
 // Channel presence (resources/channels/presence.md), presence `expiration` and
 // `update_presence_expiration` (resources/users/presence.md), and the app stream frame meta a

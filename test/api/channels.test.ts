@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { actor, appToken, call, makeApp, makeUser, userToken } from "../helpers";
+import { actor, appToken, call, makeApp, makeUser, userToken } from "../support/client";
 import { createChannel } from "../support/fixtures";
 
 // Writes carry an advancing test clock: each token may write 20 times a minute (decisions §9).

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { actor, call } from "../helpers";
+import { actor, call } from "../support/client";
 import { testClock } from "../support/fixtures";
 
 // Every channel call of a client library written for the public service (pnut-butter's

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { actor, call } from "../helpers";
+import { actor, call } from "../support/client";
 
 // Every message and poll call of a client library written for the public service (pnut-butter's
 // messages and polls modules), made as that library makes it: the same paths (including the older

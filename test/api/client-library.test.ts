@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { actor, call, makeUser } from "../helpers";
+import { actor, call, makeUser } from "../support/client";
 import * as fx from "../fixtures/media";
 
 // Every user, post and explore call of a client library written for the public service

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { actor, call } from "../helpers";
+import { actor, call } from "../support/client";
 import { createPost, dbCallsOf, testClock } from "../support/fixtures";
 
 // Dynamic polling (reference how-to): a list asked with `since_id` carries `meta.deleted_ids` and

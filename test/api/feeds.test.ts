@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { isPostgres } from "../../src/db";
-import { DB } from "../db";
-import { actor, call } from "../helpers";
+import { DB } from "../support/db";
+import { actor, call } from "../support/client";
 import * as fx from "../fixtures/media";
 import { createChannel, createMessage, createPost } from "../support/fixtures";
 

@@ -3,10 +3,10 @@ import { describe, expect, it } from "vitest";
 import { FILE_URLS } from "../../src/config";
 import { openDb } from "../../src/db";
 import { runFileDelete } from "../../src/services/file-delete";
-import { actor, appToken, call, makeApp, makeUser, userToken } from "../helpers";
+import { actor, appToken, call, makeApp, makeUser, userToken } from "../support/client";
 import * as fx from "../fixtures/media";
 import { imageOf } from "../fixtures/images";
-import { DB } from "../db";
+import { DB } from "../support/db";
 import { fileSettled as settled } from "../support/fixtures";
 
 const T0 = 1_900_000_000; // the injectable clock's start for time-window tests

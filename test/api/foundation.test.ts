@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { activityDay } from "../../src/stores/tokens";
-import { actor, appToken, call, makeApp, makeUser, uniqueName, userToken } from "../helpers";
+import { actor, appToken, call, makeApp, makeUser, uniqueName, userToken } from "../support/client";
 
 describe("envelope and HTTP contract", () => {
   it("GET /sys/config returns exactly the limits of api.md §8", async () => {

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { actor, appToken, call, makeApp, makeUser, userToken } from "../helpers";
-import { DB } from "../db";
+import { actor, appToken, call, makeApp, makeUser, userToken } from "../support/client";
+import { DB } from "../support/db";
 import { idsOf } from "../support/fixtures";
 
 // The social graph: follow, mute, block (issue 4).

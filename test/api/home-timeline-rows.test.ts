@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { isPostgres } from "../../src/db";
-import { DB } from "../db";
-import { actor, call, uniqueName } from "../helpers";
+import { DB } from "../support/db";
+import { actor, call, uniqueName } from "../support/client";
 import { idsOf } from "../support/fixtures";
 
 // Home timelines read a page, not the table (issue 27): with 20,000 posts by 200 authors seeded

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DB } from "../db";
-import { actor, call } from "../helpers";
+import { DB } from "../support/db";
+import { actor, call } from "../support/client";
 import { createPost } from "../support/fixtures";
 
 // Home timelines fanned out on write (issue 27): a follow brings the followed user's earlier posts

@@ -1,6 +1,6 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { BASE, actor, type ApiResponse, appToken, call, makeApp, makeUser, must, type CallOptions } from "../helpers";
+import { BASE, actor, type ApiResponse, appToken, call, makeApp, makeUser, must, type CallOptions } from "../support/client";
 
 const SCOPES = "write_post,messages,files,polls";
 let counter = 0;

@@ -4,8 +4,8 @@ import { describe, expect, it } from "vitest";
 import { runBatch } from "../../src/db/batch";
 import { openDb } from "../../src/db";
 import { interactionWrites } from "../../src/stores/interactions";
-import { actor, appToken, call, makeApp, uniqueName } from "../helpers";
-import { DB } from "../db";
+import { actor, appToken, call, makeApp, uniqueName } from "../support/client";
+import { DB } from "../support/db";
 import { jsonRows } from "../../src/db/dialect";
 import { dbCallsOf } from "../support/fixtures";
 

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { isPostgres } from "../../src/db";
-import { DB } from "../db";
-import { actor, call } from "../helpers";
+import { DB } from "../support/db";
+import { actor, call } from "../support/client";
 
 // Issue 27: every list reads a page, not the table. With tables far larger than a page (20,000
 // posts over 300 authors with replies, reposts, mentions, tags, photos, bookmarks; channels with

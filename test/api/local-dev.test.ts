@@ -1,7 +1,7 @@
 // Things a developer or an operator meets first: the health endpoint and trailing slashes.
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../src/config";
-import { actor, call, randomIp } from "../helpers";
+import { actor, call, randomIp } from "../support/client";
 
 const { anonymous } = LIMITS.rate_limit;
 

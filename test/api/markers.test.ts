@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { actor, appToken, call, makeApp, makeUser, userToken } from "../helpers";
-import { DB } from "../db";
-import { ALL_SCOPES, socket, subscribe, userStream } from "./stream-fixtures";
+import { actor, appToken, call, makeApp, makeUser, userToken } from "../support/client";
+import { DB } from "../support/db";
+import { ALL_SCOPES, socket, subscribe, userStream } from "../support/streams";
 import { createChannel, createMessage, createPost, dbCallsOf } from "../support/fixtures";
 
 // Stream markers (issue 7): POST /markers, the marker values of since_id/before_id and

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { actor, call, makeApp, userToken } from "../helpers";
+import { actor, call, makeApp, userToken } from "../support/client";
 import { createChannel } from "../support/fixtures";
 
 // Message lookups and lists beyond a channel's stream (issue 18): GET /channels/messages?ids=,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { actor, call } from "../helpers";
+import { actor, call } from "../support/client";
 import { createChannel, testClock } from "../support/fixtures";
 
 // Sticky messages (the reference's resources/messages/sticky.md): PUT/DELETE

@@ -3,7 +3,7 @@
 import { SELF } from "cloudflare:test";
 import * as oauth from "oauth4webapi";
 import { describe, expect, it } from "vitest";
-import { BASE, call, makeApp, makeUser } from "../helpers";
+import { BASE, call, makeApp, makeUser } from "../support/client";
 
 const REDIRECT = "https://client.example.org/cb";
 const as: oauth.AuthorizationServer = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, makeApp, makeUser } from "../helpers";
+import { call, makeApp, makeUser } from "../support/client";
 
 const REDIRECT = "https://client.example.org/cb";
 

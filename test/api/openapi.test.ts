@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { actor, call } from "../helpers";
+import { actor, call } from "../support/client";
 
 const METHODS = ["get", "put", "post", "delete", "patch"];
 

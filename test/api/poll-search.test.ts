@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { actor, call, makeUser, userToken } from "../helpers";
+import { actor, call, makeUser, userToken } from "../support/client";
 
 // GET /polls/search (the reference's resources/polls/search.md), the general poll parameters on
 // every poll list (include_closed, include_private, poll_types, exclude_poll_types) and raw

@@ -2,8 +2,8 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { describe, expect, it, vi } from "vitest";
 import { renderPollEvent } from "../../src/views/poll";
 import type { LoadedPoll } from "../../src/stores/polls";
-import { actor, appToken, call, makeApp, makeUser, openStream, userToken, type TestApp } from "../helpers";
-import { DB } from "../db";
+import { actor, appToken, call, makeApp, makeUser, openStream, userToken, type TestApp } from "../support/client";
+import { DB } from "../support/db";
 
 /** The test clock starts at real time, so alarms the polls arm do not fire during the run. */
 const T0 = Math.floor(Date.now() / 1000);

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { actor, call } from "../helpers";
-import { DB } from "../db";
+import { actor, call } from "../support/client";
+import { DB } from "../support/db";
 import { createPost, dbCallsOf, idsOf } from "../support/fixtures";
 
 // Tags, explore streams, bookmarks lists, post interactions, reports and NSFW reposts (issue 17).

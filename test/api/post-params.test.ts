@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { actor, call } from "../helpers";
+import { actor, call } from "../support/client";
 import * as fx from "../fixtures/media";
 import { createPost, dbCallsOf, idsOf } from "../support/fixtures";
 

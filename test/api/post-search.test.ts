@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { actor, call } from "../helpers";
+import { actor, call } from "../support/client";
 import { createPost, idsOf } from "../support/fixtures";
 
 // GET /posts/search: words, order, keyset pages of the ranking, every filter (issue 17).

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { actor, appToken, call, makeApp, makeUser, userToken } from "../helpers";
-import { DB } from "../db";
+import { actor, appToken, call, makeApp, makeUser, userToken } from "../support/client";
+import { DB } from "../support/db";
 import { createPost, dbCallsOf, idsOf } from "../support/fixtures";
 
 // Posts: create, revise, delete, repost, bookmark, lookups and streams (issue 4).

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { actor, call } from "../helpers";
-import { DB } from "../db";
+import { actor, call } from "../support/client";
+import { DB } from "../support/db";
 
 // GET /presence serves a rendered list again while nothing in it changed (issue 19). Whatever it
 // keeps, a reader never sees the list as it was before a write that returned: each kind of write

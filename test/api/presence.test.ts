@@ -5,8 +5,8 @@ import type { PresenceTimer } from "../../src/objects/presence-timer";
 import { openDb } from "../../src/db";
 import { runBatch } from "../../src/db/batch";
 import { presenceListReads } from "../../src/stores/presence-list";
-import { actor, appToken, call, makeApp, makeUser, userToken } from "../helpers";
-import { DB } from "../db";
+import { actor, appToken, call, makeApp, makeUser, userToken } from "../support/client";
+import { DB } from "../support/db";
 
 const LIFETIME = 15 * 60;
 const realNow = () => Math.floor(Date.now() / 1000);

@@ -5,8 +5,8 @@ import { sha256Hex } from "../../src/auth/crypto";
 import { LIMITS } from "../../src/config";
 import { FIRST_LEASE } from "../../src/objects/lease-ledger";
 import { MAX_LEASE, type RateLimiter } from "../../src/objects/rate-limiter";
-import { actor, call, makeApp, makeUser, randomIp, type ApiResponse, type CallOptions } from "../helpers";
-import { DB } from "../db";
+import { actor, call, makeApp, makeUser, randomIp, type ApiResponse, type CallOptions } from "../support/client";
+import { DB } from "../support/db";
 
 const { anonymous, authorized, seconds_banned: BAN } = LIMITS.rate_limit;
 /** A fixed clock far from the real one: every window below is driven by X-Test-Now. */

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { actor, call, must } from "../helpers";
+import { actor, call, must } from "../support/client";
 import * as fx from "../fixtures/media";
 import { testClock } from "../support/fixtures";
 

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { actor, call, type ApiResponse } from "../helpers";
+import { actor, call, type ApiResponse } from "../support/client";
 
 // Reads that scale out with read-your-writes (docs/postgres.md, "Read replicas"): every response carries the
 // request's bookmark (X-Db-Bookmark); a client that sends it back reads at least its own writes.

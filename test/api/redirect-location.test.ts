@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, makeUser } from "../helpers";
+import { call, makeUser } from "../support/client";
 
 // Issue 26: no response header echoes unbounded input. The avatar and cover redirects pass on
 // `w` and `h` only; a 28 KB query once made a Location too large for HTTP clients to parse.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { actor, call, makeUser, must, userToken } from "../helpers";
+import { actor, call, makeUser, must, userToken } from "../support/client";
 import { testClock } from "../support/fixtures";
 
 // Small points where the public reference (pnut-api/api-spec v1.3.0) shows a shape or a form

@@ -4,8 +4,8 @@ import { finishPage, parsePage } from "../../src/http/pagination";
 import { parseSearch } from "../../src/routes/messages/messages";
 import { openDb } from "../../src/db";
 import { searchMessages, type SearchPlan } from "../../src/stores/search";
-import { actor, appToken, call, makeApp, userToken } from "../helpers";
-import { DB } from "../db";
+import { actor, appToken, call, makeApp, userToken } from "../support/client";
+import { DB } from "../support/db";
 
 // Writes carry an advancing test clock: each token may write 20 times a minute (decisions §9).
 let clock = Math.floor(Date.now() / 1000);

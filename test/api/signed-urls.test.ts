@@ -1,7 +1,7 @@
 import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { FILE_URLS } from "../../src/config";
-import { actor, call, must } from "../helpers";
+import { actor, call, must } from "../support/client";
 import * as fx from "../fixtures/media";
 
 // File URLs are signed, not stored: issuing and renewing them writes nothing, and the content

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { actor, call, makeApp, makeUser, must, openStream, userToken } from "../helpers";
-import { DB } from "../db";
-import { ALL_SCOPES, appStream, eventsOf, socket, subscribe, userStream } from "./stream-fixtures";
+import { actor, call, makeApp, makeUser, must, openStream, userToken } from "../support/client";
+import { DB } from "../support/db";
+import { ALL_SCOPES, appStream, eventsOf, socket, subscribe, userStream } from "../support/streams";
 
 // Access is checked when an event is delivered, not only when a subscription was made: whoever
 // may no longer read something (removed from a channel's ACL, blocked, muted, token deleted,

@@ -6,9 +6,9 @@ import { userHubCalls, type UserHubEvent } from "../../src/events/deliver";
 import { USER_FANOUT_BATCH, USER_STREAM_SHARDS, userHubShard, userShardOf } from "../../src/events/hubs";
 import type { Connection, Connections, Subscription } from "../../src/objects/user-connections";
 import { postRecipients } from "../../src/stores/stream-subscriptions";
-import { DB } from "../db";
-import { actor, call } from "../helpers";
-import { eventsOf, subscribe, userStream, waitForEvents } from "./stream-fixtures";
+import { DB } from "../support/db";
+import { actor, call } from "../support/client";
+import { eventsOf, subscribe, userStream, waitForEvents } from "../support/streams";
 
 // Issue 28: a post by a user with 10,000 connected followers reaches every one of their user
 // streams, in calls to the sharded user hubs that name at most USER_FANOUT_BATCH connections

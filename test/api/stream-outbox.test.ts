@@ -1,9 +1,9 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { streamRelay } from "../../src/events/publish";
-import { call, makeUser, userToken, type StreamSocket } from "../helpers";
-import { DB } from "../db";
-import { ALL_SCOPES, appStream, eventsOf, expectIncreasing, socket, userStream, waitForEvents } from "./stream-fixtures";
+import { call, makeUser, userToken, type StreamSocket } from "../support/client";
+import { DB } from "../support/db";
+import { ALL_SCOPES, appStream, eventsOf, expectIncreasing, socket, userStream, waitForEvents } from "../support/streams";
 
 /** A user who posts; `skipPoke` plays a writer that dies right after its commit (no hand-off to the relay). */
 async function poster(app: Parameters<typeof userToken>[0]) {

@@ -1,9 +1,9 @@
 import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { streamRelay } from "../../src/events/publish";
-import { call, makeApp, makeUser, userToken } from "../helpers";
-import { DB } from "../db";
-import { ALL_SCOPES, appStream, eventsOf, socket, waitForEvents } from "./stream-fixtures";
+import { call, makeApp, makeUser, userToken } from "../support/client";
+import { DB } from "../support/db";
+import { ALL_SCOPES, appStream, eventsOf, socket, waitForEvents } from "../support/streams";
 
 /**
  * What a crash leaves the relay (README "Streams: outbox and relay", Guarantees; the whole-runtime

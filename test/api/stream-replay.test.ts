@@ -4,7 +4,7 @@ import { appHubFor } from "../../src/events/app-ring";
 import { REPLAY_DEFAULTS } from "../../src/events/replay";
 import { AppEventLog } from "../../src/objects/app-event-log";
 import { armAlarm } from "../../src/objects/socket-idle";
-import { call, makeUser, userToken, type StreamSocket } from "../helpers";
+import { call, makeUser, userToken, type StreamSocket } from "../support/client";
 import {
   ALL_SCOPES,
   appStream,
@@ -17,7 +17,7 @@ import {
   socket,
   viaRelay,
   waitForEvents,
-} from "./stream-fixtures";
+} from "../support/streams";
 
 /** A user who posts, and a function writing numbered posts (`n` distinct texts). */
 async function poster(app: Parameters<typeof userToken>[0]) {

@@ -1,8 +1,8 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { userHubFor } from "../../src/events/hubs";
-import { actor, call, makeApp, openStream, userToken, type StreamSocket } from "../helpers";
-import { ALL_SCOPES, eventsOf, rowsOf, socket, subscribe, userStream, waitForEvents } from "./stream-fixtures";
+import { actor, call, makeApp, openStream, userToken, type StreamSocket } from "../support/client";
+import { ALL_SCOPES, eventsOf, rowsOf, socket, subscribe, userStream, waitForEvents } from "../support/streams";
 
 /** Takes up a user stream connection again; returns the socket and its first frame. */
 async function resume(token: string, cid: string, since?: string) {

@@ -2,8 +2,8 @@ import { env } from "cloudflare:test";
 import { afterAll, describe, expect, it } from "vitest";
 import { appHubIndex } from "../../src/events/hubs";
 import { streamRelay } from "../../src/events/publish";
-import { call, makeUser, userToken } from "../helpers";
-import { ALL_SCOPES, appWithToken, createStream, eventsOf, expectIncreasing, postSeqs, socket } from "./stream-fixtures";
+import { call, makeUser, userToken } from "../support/client";
+import { ALL_SCOPES, appWithToken, createStream, eventsOf, expectIncreasing, postSeqs, socket } from "../support/streams";
 
 /**
  * An app that follows one stream key as a client should: on close code 4004 (the key moved to

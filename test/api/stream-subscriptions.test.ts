@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { actor, call, must, userToken } from "../helpers";
-import { ALL_SCOPES, eventsOf, rowsOf, socket, subscribe, userStream } from "./stream-fixtures";
+import { actor, call, must, userToken } from "../support/client";
+import { ALL_SCOPES, eventsOf, rowsOf, socket, subscribe, userStream } from "../support/streams";
 
 // User streams: the reference's 14 subscribable endpoints and the connection and subscription
 // query parameters (how-to/user-streams.md), through the HTTP surface and real sockets.
@@ -163,6 +163,6 @@ describe("user stream parameters", () => {
 });
 
 async function openStream400(path: string, token: string) {
-  const { openStream } = await import("../helpers");
+  const { openStream } = await import("../support/client");
   return (await openStream(path, token)) as { status: number };
 }

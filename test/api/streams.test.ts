@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import { appHubFor } from "../../src/events/app-ring";
 import { userHubFor } from "../../src/events/hubs";
 import { OBJECT_TYPES } from "../../src/events/publish";
-import { actor, call, makeApp, makeUser, openStream, userToken, type StreamSocket } from "../helpers";
-import { ALL_SCOPES, appStream, appWithToken, createStream, ofType, rowsOf, socket, subscribe, userStream, viaRelay } from "./stream-fixtures";
+import { actor, call, makeApp, makeUser, openStream, userToken, type StreamSocket } from "../support/client";
+import { ALL_SCOPES, appStream, appWithToken, createStream, ofType, rowsOf, socket, subscribe, userStream, viaRelay } from "../support/streams";
 
 describe("app stream management", () => {
   it("creates, lists, reads, updates and deletes streams", async () => {

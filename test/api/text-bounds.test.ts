@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { actor, call, makeUser, type ApiResponse } from "../helpers";
+import { actor, call, makeUser, type ApiResponse } from "../support/client";
 import { testClock } from "../support/fixtures";
 
 // Issue 26: text is one thing on both backends (NUL and unpaired surrogates are a 400 naming the

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { actor, appToken, call, makeApp, makeUser } from "../helpers";
+import { actor, appToken, call, makeApp, makeUser } from "../support/client";
 
 describe("POST /text/process", () => {
   it("processes post text: entities in code points, html, known mentions only", async () => {

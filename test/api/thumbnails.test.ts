@@ -1,6 +1,6 @@
 import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { actor, call } from "../helpers";
+import { actor, call } from "../support/client";
 import * as fx from "../fixtures/media";
 import { decodedSize, imageOf, pngHeaderOnly } from "../fixtures/images";
 import { fileSettled as settled } from "../support/fixtures";

@@ -5,7 +5,7 @@ import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import committed from "../../client/api.d.ts?raw";
 import { createApiClient } from "../../client";
-import { BASE, makeApp, makeUser } from "../helpers";
+import { BASE, makeApp, makeUser } from "../support/client";
 
 const ORIGIN = new URL(BASE).origin;
 const viaWorker = { fetch: (request: Request) => SELF.fetch(request) };

@@ -1,6 +1,6 @@
 import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { BASE, actor, call, must } from "../helpers";
+import { BASE, actor, call, must } from "../support/client";
 import { lazyBody, lazyContent } from "./body-streams";
 
 // Issue 26: uploads stream to R2 (no whole-file buffer), a declared over-limit length is refused

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { actor, appToken, call, makeApp, makeUser, uniqueName } from "../helpers";
+import { actor, appToken, call, makeApp, makeUser, uniqueName } from "../support/client";
 import { dbCallsOf } from "../support/fixtures";
 
 // Lists of users: following, followers, muted, blocked, search, suggested (issue 17).

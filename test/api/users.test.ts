@@ -1,6 +1,6 @@
 import { fetchMock } from "cloudflare:test";
 import { beforeAll, describe, expect, it, onTestFinished } from "vitest";
-import { ADMIN, actor, appToken, call, makeApp, makeUser, openStream, userToken } from "../helpers";
+import { ADMIN, actor, appToken, call, makeApp, makeUser, openStream, userToken } from "../support/client";
 import * as fx from "../fixtures/media";
 
 // Users: lookups by id, the profile (PUT/PATCH /users/me), avatar and cover, badges, verified,

@@ -4,8 +4,8 @@ import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import { openDb } from "../../src/db";
 import { interactionPageQueries } from "../../src/stores/interactions";
 import { beforeAll, describe, expect, it } from "vitest";
-import { actor } from "../helpers";
-import { DB } from "../db";
+import { actor } from "../support/client";
+import { DB } from "../support/db";
 
 // Interactions page benchmark (issue 7: "the interactions page is computed from indexed queries
 // whose cost does not grow with the user's whole history; show it with 50,000 interactions").

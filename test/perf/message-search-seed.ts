@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { expect } from "vitest";
-import { actor } from "../helpers";
-import { DB } from "../db";
+import { actor } from "../support/client";
+import { DB } from "../support/db";
 
 // Seeds a large message data set straight into D1 for the search benchmark: Zipf-distributed
 // words, tags, NSFW flags, public channels and private-message channels of one searching user.

@@ -4,7 +4,7 @@ import { createApp } from "../../src/app";
 import { searchSql, type MessageSearch } from "../../src/stores/search";
 import { beforeAll, describe, expect, it } from "vitest";
 import { MESSAGES, PM_CHANNELS, seedMessages, word } from "./message-search-seed";
-import { DB } from "../db";
+import { DB } from "../support/db";
 
 // Message search benchmark (issue: "with 100,000 messages, a relevance search returns its first
 // page in a single database round trip and well under 50 ms locally"). Seeds 100,000 messages

@@ -1,4 +1,4 @@
-import { call, type ApiResponse } from "../helpers";
+import { call, type ApiResponse } from "./client";
 
 /**
  * Fixtures shared by the API tests: the writes most tests set up their data with, each failing

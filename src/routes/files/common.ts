@@ -21,7 +21,7 @@ import { eventContext, type ViewContext } from "../../views/context";
 import { renderFile } from "../../views/file";
 import { userParams } from "../../http/params";
 
-// What the file routers share (files.ts: the files themselves; file-content.ts: their content):
+// What the file routers share (files.ts and create.ts: the files themselves; content.ts: their content):
 // input rules, access checks, content storage helpers, query parameters and schemas.
 
 export type C = Context<AppEnv>;

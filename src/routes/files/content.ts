@@ -117,7 +117,7 @@ export const fileContentRoutes = createRouter()
     async (c) => {
       const parsed = parseShortCode(c.req.valid("param").code);
       const row = parsed ? await getFileRow(c.var.db, parsed.fileId, null) : undefined;
-      if (!parsed || !row || !row.file.isPublic || !row.file.isComplete || !shortCodeMatches(parsed.check, row.file.fileTokenRead)) {
+      if (!parsed || !row?.file.isPublic || !row.file.isComplete || !shortCodeMatches(parsed.check, row.file.fileTokenRead)) {
         throw ApiError.notFound("no such public file");
       }
       // A URL about to expire is no fresh URL: the next one when less than a minute is left.

@@ -1,9 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { userToken } from "../../auth/access";
-import { randomToken } from "../../auth/crypto";
-import { BODY_LIMITS, LIMITS, MORE_LIMITS } from "../../config";
+import { BODY_LIMITS, MORE_LIMITS } from "../../config";
 import { addMeta, ok } from "../../http/envelope";
-import { badTextError, hasBadText } from "../../http/clean-text";
 import { ApiError } from "../../http/errors";
 import { parsePage, finishPage, pageQuery } from "../../http/pagination";
 import { exampleFile } from "../../http/examples";
@@ -11,20 +9,13 @@ import { createRouter, defineRoute, Envelope, errors } from "../../http/route";
 import { now } from "../../http/time";
 import { signUrls } from "../../services/file-urls";
 import { runFileDelete } from "../../services/file-delete";
-import { keysToMake, makeDerivedLater } from "../../services/image-derivatives";
-import { kindOfMime, mediaInfo, normalizeMime, resolveType } from "../../services/media";
-import { deleteFiles, getFileRowsByIds, insertFile, listUserFileRows, ownLiveFileIds, updateFile, type FileRow } from "../../stores/files";
+import { normalizeMime } from "../../services/media";
+import { deleteFiles, getFileRowsByIds, listUserFileRows, ownLiveFileIds, updateFile, type FileRow } from "../../stores/files";
 import { fileCreateOpId, newOperation } from "../../stores/operations";
 import { viewContext } from "../../views/context";
 import { renderFile, type FileViewOptions } from "../../views/file";
 import {
-  QUOTA,
-  CreateFields,
   PatchBody,
-  parseWith,
-  boolField,
-  jsonField,
-  readJson,
   isJson,
   isMultipart,
   tokenMatches,
@@ -37,10 +28,6 @@ import {
   fileDeletionSql,
   fileReservation,
   publishFile,
-  publishSigned,
-  selfView,
-  checkSize,
-  checkQuota,
   Flag,
   rawQuery,
   wantsRaw,
@@ -50,11 +37,11 @@ import {
   FileSchema,
 } from "./common";
 import type { C } from "./common";
-import { keepUpload, receiveUpload } from "./upload";
+import { createComplete, createPlaceholder, unsupported } from "./create";
 import { prepareRaw } from "../../services/raw-core";
 
-// Files: create (POST /files), look up, change and delete. Their content (uploads, serving, short
-// URLs) is in file-content.ts; what both share is in file-common.ts.
+// Files: create (POST /files, the two kinds in create.ts), look up, change and delete. Their content
+// (uploads, serving, short URLs) is in content.ts; what they share is in common.ts.
 
 export const fileRoutes = createRouter()
   .openapi(
@@ -304,134 +291,6 @@ export const fileRoutes = createRouter()
       return ok(c, confirmed.map(String), {}, 202);
     },
   );
-
-function unsupported(): never {
-  throw new ApiError(415, "POST /files takes multipart/form-data (a file with 'content') or application/json (a placeholder)");
-}
-
-// ---- create -----------------------------------------------------------------------------------
-
-async function createComplete(c: C) {
-  const user = c.var.auth!.user!;
-  const upload = await receiveUpload(c, user.id, LIMITS.file.max_size_bytes, "'content'");
-  return keepUpload(c, upload, async () => {
-    const { fields: parts, filePart: content, stored, source } = upload;
-    if (!content || content.filename === undefined) throw ApiError.badRequest("'content' is required: a file part with the file's bytes");
-    if (hasBadText(content.filename)) throw badTextError("content.filename");
-    const unknown = [...parts.keys()].find((k) => !["type", "kind", "name", "mime_type", "is_public", "raw"].includes(k));
-    if (unknown) throw ApiError.badRequest(`'${unknown}' is not a field of a file upload`);
-    const text = (name: string) => parts.get(name);
-    const fields = parseWith(CreateFields, {
-      type: text("type"),
-      kind: text("kind"),
-      name: text("name"),
-      mime_type: text("mime_type") || undefined,
-      is_public: boolField(text("is_public"), "is_public"),
-      raw: jsonField(text("raw"), "raw"),
-    });
-    requireTypeScope(c, fields.type);
-    const size = stored.size;
-    checkSize(size, fields.kind ?? "other");
-    if (!size) throw ApiError.badRequest("'content' is empty");
-    const { kind, mimeType, detected } = await resolveType({ kind: fields.kind, mimeType: fields.mime_type }, source);
-    checkSize(size, kind);
-    checkQuota(user.storageUsed, size);
-    const info = await mediaInfo(kind, mimeType, detected, source);
-    const at = now(c);
-    const name = fields.name ?? [...(content.filename ?? "")].slice(0, MORE_LIMITS.fileNameMaxLength).join("");
-    const toMake = keysToMake({ kind, mimeType, mediaInfo: info });
-    const created = await insertFile(
-      c.var.db,
-      {
-        userId: user.id,
-        appId: c.var.auth!.app.id,
-        kind,
-        type: fields.type,
-        name,
-        mimeType,
-        size,
-        sha256: stored.sha256,
-        isComplete: true,
-        isPublic: fields.is_public ?? false,
-        storageKey: stored.key,
-        fileToken: randomToken(24),
-        fileTokenRead: randomToken(24),
-        mediaInfo: info,
-        raw: await prepareRaw(c, fields.raw ?? null, "file"),
-        createdAt: at,
-        derivedPendingSince: toMake.length ? at : null,
-      },
-      QUOTA,
-      [],
-      fileReservation(c, user.id),
-    );
-    if (!created) throw new ApiError(507, "the storage quota is exceeded");
-    const { seq, ...file } = created;
-    const row: FileRow = { file, user: selfView(c), app: c.var.auth!.app, derived: [] };
-    await signUrls(c, [row]);
-    publishFile(c, row, false, seq);
-    if (toMake.length) makeDerivedLater(c, file.id, publishSigned(c));
-    return ok(c, renderFile(row, viewContext(c), { fileToken: true, raw: fields.raw !== undefined }), {}, 201);
-  });
-}
-
-async function createPlaceholder(c: C) {
-  const user = c.var.auth!.user!;
-  const input = await readJson(c);
-  if (!input || typeof input !== "object" || Array.isArray(input)) throw ApiError.badRequest("the JSON body must be an object");
-  const fields = parseWith(CreateFields, input);
-  if (!fields.kind) throw ApiError.badRequest("'kind' is required when creating a placeholder (audio, video, image or other)");
-  requireTypeScope(c, fields.type);
-  let mimeType: string | null = null;
-  if (fields.mime_type !== undefined) {
-    const m = normalizeMime(fields.mime_type);
-    if (kindOfMime(m.base) !== fields.kind) {
-      throw ApiError.badRequest(`'mime_type' ${m.base} does not match 'kind' ${fields.kind} (${m.base} is kind ${kindOfMime(m.base)})`);
-    }
-    mimeType = m.base;
-  }
-  const at = now(c);
-  const fileToken = randomToken(24);
-  const opId = await fileCreateOpId(fileToken);
-  const created = await insertFile(
-    c.var.db,
-    {
-      userId: user.id,
-      appId: c.var.auth!.app.id,
-      kind: fields.kind,
-      type: fields.type,
-      name: fields.name ?? "",
-      mimeType,
-      size: 0,
-      isComplete: false,
-      isPublic: fields.is_public ?? false,
-      fileToken,
-      fileTokenRead: randomToken(24),
-      raw: await prepareRaw(c, fields.raw ?? null, "file"),
-      createdAt: at,
-    },
-    QUOTA,
-    [newOperation(c.var.db, { id: opId, type: "file_create", userId: user.id, createdAt: at })],
-    fileReservation(c, user.id),
-  );
-  if (!created) throw new ApiError(507, "the storage quota is exceeded");
-  const { seq, ...file } = created;
-  const row: FileRow = { file, user: selfView(c), app: c.var.auth!.app, derived: [] };
-  publishFile(c, row, false, seq);
-  const origin = viewContext(c).origin;
-  addMeta(c, { status_url: `${origin}/v1/sys/ops/${opId}` });
-  return ok(
-    c,
-    {
-      ...renderFile(row, viewContext(c), { fileToken: true, raw: fields.raw !== undefined }),
-      upload_parameters: { method: "PUT", url: `${origin}/v1/files/${file.id}/content?file_token=${encodeURIComponent(fileToken)}` },
-    },
-    {},
-    201,
-  );
-}
-
-// ---- deletes ----------------------------------------------------------------------------------
 
 /**
  * Removes deleted files' content objects (their URLs stopped working with the rows). If R2

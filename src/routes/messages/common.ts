@@ -7,8 +7,8 @@ import type { AppEnv } from "../../http/types";
 import { channelAccess, type ChannelRecord } from "../../stores/channels";
 import { csv } from "../channels/input";
 
-// Schemas and checks shared by the message routes (messages.ts, message-lists.ts,
-// message-sticky.ts, message-search.ts).
+// Schemas and checks shared by the message routes (messages.ts, lists.ts,
+// sticky.ts, search.ts).
 
 export const MessageSchema = z.object({ id: z.string(), channel_id: z.string() }).passthrough().openapi("Message");
 export const channelId = idString("channel id").openapi({ param: { name: "channel_id", in: "path" }, example: "1" });

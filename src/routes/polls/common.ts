@@ -18,7 +18,7 @@ import { isClosed, renderPoll, renderPollEvent } from "../../views/poll";
 import { ok } from "../../http/envelope";
 import { csv, rawSchema } from "../channels/input";
 
-// Schemas and checks shared by the poll routes (polls.ts, poll-lists.ts).
+// Schemas and checks shared by the poll routes (polls.ts, lists.ts).
 
 const L = POLL_LIMITS;
 export const TYPE_RE = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)+$/;

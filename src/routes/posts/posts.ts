@@ -15,8 +15,8 @@ import { renderRevision } from "../../views/post";
 import { EXAMPLE_POST, onePost, PostQuery, PostSchema, postEventRef, postParam, publishPost, readOptions, render, WRITE_POST } from "./common";
 import { prepareRaw } from "../../services/raw-core";
 
-// Posts themselves: create, look up, revise, delete. Lists are in post-streams.ts, actions on
-// posts (repost, bookmark, report, interactions) in post-actions.ts, search in post-search.ts.
+// Posts themselves: create, look up, revise, delete. Lists are in streams.ts, actions on
+// posts (repost, bookmark, report, interactions) in actions.ts, search in search.ts.
 
 const Flag = z.union([z.boolean(), z.literal(0), z.literal(1), z.enum(["0", "1", "true", "false"])]);
 const truthy = (v: z.infer<typeof Flag> | undefined) => v === true || v === 1 || v === "1" || v === "true";

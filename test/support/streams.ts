@@ -1,7 +1,7 @@
 import { expect } from "vitest";
-import { appToken, call, makeApp, makeUser, openStream, userToken, type StreamSocket } from "../helpers";
+import { appToken, call, makeApp, makeUser, openStream, userToken, type StreamSocket } from "./client";
 import { env } from "cloudflare:test";
-import { DB } from "../db";
+import { DB } from "./db";
 import { openDb } from "../../src/db";
 import { appendEvents } from "../../src/events/outbox";
 import { streamRelay, type StampedEvent } from "../../src/events/publish";

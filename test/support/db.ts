@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import { isPostgres, openDb } from "../src/db";
+import { isPostgres, openDb } from "../../src/db";
 
 /** `?` and `?N` placeholders as Postgres's `$N`. */
 const numbered = (q: string) => {
