@@ -125,8 +125,8 @@ async function insertRows(db, table, columns, rows) {
   if (batch.length) await db.batch(batch);
 }
 
-/** `count` app stream keys taking posts (5 per app, the most an app may have), each with one open socket. */
-async function listeningKeys({ api, url, adminToken, count, tag }) {
+/** `count` app stream keys taking posts (5 per app, the most an app may have), each with `perKey` open sockets (at most 2). */
+async function listeningKeys({ api, url, adminToken, count, tag, perKey = 1 }) {
   const apps = await pool(
     Array.from({ length: Math.ceil(count / 5) }, (_, i) => i),
     8,
@@ -142,7 +142,8 @@ async function listeningKeys({ api, url, adminToken, count, tag }) {
       return { token, keys };
     },
   );
-  const sockets = await openSockets(apps.flatMap((a) => a.keys.map((k) => `${wsBase(url)}/v1/app?access_token=${a.token}&key=${k}`)));
+  const urls = apps.flatMap((a) => a.keys.map((k) => `${wsBase(url)}/v1/app?access_token=${a.token}&key=${k}`));
+  const sockets = await openSockets(urls.flatMap((u) => Array(perKey).fill(u)));
   return {
     sockets,
     /** Closes the sockets and deletes the streams: their keys stop buffering now, not after the replay window. */
@@ -174,9 +175,9 @@ async function hubCpu({ api, url, adminToken, pid, inspectorPort, build, post, w
   // Each keyed phase sits between two unkeyed ones (its keys are deleted after it): its baseline is
   // their mean, so a drift in the machine's load over the run cancels out; their difference is the noise.
   // At 1,000 keys a third of the posts: the signal is large there, and each post is 1,000 frames.
-  const keyed = async (count, n) => {
-    const keys = await listeningKeys({ api, url, adminToken, count, tag: `sb-hub${count}` });
-    log(`Streams: hub CPU, ${n} posts with ${count} keys listening...`);
+  const keyed = async (count, n, perKey = 1) => {
+    const keys = await listeningKeys({ api, url, adminToken, count, perKey, tag: `sb-hub${count}x${perKey}` });
+    log(`Streams: hub CPU, ${n} posts with ${count} keys listening (${perKey} socket${perKey > 1 ? "s" : ""} each)...`);
     const p = await phase(keys.sockets, n);
     await keys.remove();
     return p;
@@ -189,6 +190,10 @@ async function hubCpu({ api, url, adminToken, pid, inspectorPort, build, post, w
   const at1000 = await keyed(1000, Math.ceil(events / 3));
   log(`Streams: hub CPU, ${events} posts with no key listening...`);
   const base2 = await phase([]);
+  // The same 1,000 sockets on half as many keys (2 each): what the keys cost apart from the frames.
+  const at500x2 = await keyed(500, Math.ceil(events / 3), 2);
+  log(`Streams: hub CPU, ${events} posts with no key listening...`);
+  const base3 = await phase([]);
   const us = (p) => (p.cpu_ms * 1000) / p.events;
   const perEvent = (p, a, b) => +(us(p) - (us(a) + us(b)) / 2).toFixed(0);
   const noise = (a, b) => +(Math.abs(us(a) - us(b)) / 2).toFixed(0);
@@ -196,12 +201,15 @@ async function hubCpu({ api, url, adminToken, pid, inspectorPort, build, post, w
   const us1000 = perEvent(at1000, base1, base2);
   return {
     events,
-    baseline_us_per_write: [base0, base1, base2].map((p) => +us(p).toFixed(0)),
+    baseline_us_per_write: [base0, base1, base2, base3].map((p) => +us(p).toFixed(0)),
     keys_10: { ...at10, us_per_event: us10, noise_us: noise(base0, base1) },
     keys_1000: { ...at1000, us_per_event: us1000, noise_us: noise(base1, base2) },
     // No ratio when the 10-key cost is within its noise: it would divide by noise.
     ratio_1000_to_10: us10 > noise(base0, base1) ? +(us1000 / us10).toFixed(1) : null,
     us_per_key_delivery: +((us1000 - us10) / 990).toFixed(1),
+    // Equal sockets (1,000), 500 vs 1,000 keys: the CPU that keys cost beyond their sockets' frames.
+    keys_500x2: { ...at500x2, us_per_event: perEvent(at500x2, base2, base3), noise_us: noise(base2, base3) },
+    us_per_key_at_equal_sockets: +((us1000 - perEvent(at500x2, base2, base3)) / 500).toFixed(1),
   };
 }
 
@@ -305,6 +313,10 @@ export function printStreamLoad(r, log) {
   else
     log(
       `  hub CPU per event: ${h.keys_10.us_per_event} ± ${h.keys_10.noise_us} µs at 10 keys, ${h.keys_1000.us_per_event} ± ${h.keys_1000.noise_us} µs at 1,000 keys (${h.ratio_1000_to_10 === null ? "10 keys within noise" : `×${h.ratio_1000_to_10}`}; ${h.us_per_key_delivery} µs per extra key); baseline write ${h.baseline_us_per_write.join("/")} µs; ${h.keys_10.events} and ${h.keys_1000.events} posts`,
+    );
+  if (h.keys_500x2)
+    log(
+      `  same 1,000 sockets on 500 keys (2 each): ${h.keys_500x2.us_per_event} ± ${h.keys_500x2.noise_us} µs per event; keys beyond their frames: ${h.us_per_key_at_equal_sockets} µs per key (0 = flat in keys; the rest is one frame per socket)`,
     );
   if (h.keys_10?.publish_share !== undefined)
     log(

@@ -21,6 +21,7 @@ export async function sha256Hex(value: string | ArrayBuffer | Uint8Array): Promi
   return hex(await crypto.subtle.digest("SHA-256", data));
 }
 
+/** Per isolate (see bearerHash): digests of recently seen bearer tokens. */
 const tokenHashes = new Map<string, string>();
 
 /**

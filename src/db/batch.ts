@@ -51,6 +51,7 @@ export function boundShape(key: string, build: () => SQL, values: Record<string,
   return boundShapes(key, () => [build()], values)[0];
 }
 
+/** Per isolate: statements compiled once per shape key (see boundShapes). */
 const shapeLists = new Map<string, Query[]>();
 
 /**

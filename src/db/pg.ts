@@ -16,6 +16,7 @@ types.setTypeParser(types.builtins.BOOL, (v: string) => (v === "t" ? 1 : 0));
 types.setTypeParser(types.builtins.JSON, (v: string) => v);
 types.setTypeParser(types.builtins.JSONB, (v: string) => v);
 
+/** Per isolate: the Neon driver's configuration is module-global, so the proxy it points at is too. */
 let localProxy: string | undefined;
 
 /**

@@ -4,6 +4,7 @@ import { streamRelay } from "./publish";
 /** How long an isolate trusts the ring it last read from the relay (a hub corrects a stale one with 4004). */
 const RING_CACHE_MS = 2_000;
 
+/** Per isolate: the active ring as last asked of the relay, for RING_CACHE_MS (a stale one is refused by the hub and retried). */
 let cached: { ring: AppRing; at: number } | null = null;
 
 /** The active app hub ring, as the relay holds it (cached briefly per isolate). */

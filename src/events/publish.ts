@@ -68,6 +68,7 @@ export interface StampedEvent extends DomainEvent {
 }
 
 type Sink = (env: Env, events: StampedEvent[], ring: AppRing) => Promise<void>;
+/** Per isolate by design: the Worker entry installs it at start-up (events/ does not import the hubs). */
 let sink: Sink | null = null;
 
 /** Installs the delivery of events (the stream hubs); set once at start-up by the Worker entry. */

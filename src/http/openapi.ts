@@ -95,6 +95,7 @@ function securitySchemes(origin: string) {
 }
 
 const BENCH_PREFIX = "/v1/sys/bench/";
+/** Per isolate: generated documents by origin and variant (see openApiDocument). */
 const cache = new Map<string, object>();
 /** Documents kept per isolate: one per origin and variant, and the origin is the request's Host. */
 const DOCUMENTS_KEPT = 4;

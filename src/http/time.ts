@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 
 const DAY = 86_400;
+/** Per isolate: formatted dates by day number (see iso). */
 const days = new Map<number, string>();
 const two = (n: number) => (n < 10 ? "0" : "") + n;
 

@@ -79,6 +79,7 @@ export async function verifyGrant(key: CryptoKey, token: ParsedToken, storageKey
 export const importSigningKey = (secret: string): Promise<CryptoKey> =>
   crypto.subtle.importKey("raw", enc.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
 
+/** Per isolate: the imported signing key for the current secret (importKey is async). */
 let cached: { secret: string | undefined; key: Promise<CryptoKey> } | undefined;
 
 /**

@@ -61,6 +61,7 @@ export function canReadSql(alias: string, viewerId: number | SQL | null): SQL {
 }
 
 const USER_PREFIX = "u__";
+/** Per isolate: the user columns' decoding list, the same for every request (built on first use). */
 let userFields: Field[] | undefined;
 
 /**

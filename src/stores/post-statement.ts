@@ -95,6 +95,7 @@ function buildShape(kind: ViewerKind, paged: boolean, presence: boolean): Shape 
 
 const prefixed = <T extends Record<string, SQL>>(o: T, prefix: string) => Object.fromEntries(Object.entries(o).map(([k, v]) => [prefix + k, v]));
 
+/** Per isolate: the post render compiled once per shape (viewer kind, paged or not). */
 const shapes = new Map<string, Shape>();
 function shapeFor(kind: ViewerKind, paged: boolean, presence: boolean): Shape {
   const key = `${kind}:${paged}:${presence}`;

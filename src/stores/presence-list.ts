@@ -22,6 +22,7 @@ export function presenceVersionQuery(): BoundQuery {
   return new BoundQuery(versionQuery, true);
 }
 
+/** Per isolate: compiled once on first use, as the version query. */
 let listQuery: ReturnType<typeof compile> | undefined;
 /** Every live status at `now`, newest update first, with the fields a Presence object shows. */
 function onlineList(now: number): BoundQuery {
@@ -43,6 +44,7 @@ interface RenderedList {
   bytes: Uint8Array;
 }
 
+/** Per isolate: the last list this isolate rendered, served again while its version and validity hold. */
 let cached: RenderedList | undefined;
 const encoder = new TextEncoder();
 

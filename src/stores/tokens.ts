@@ -62,6 +62,7 @@ export async function findTokenWith(db: Db, tokenHash: string, alongside: Statem
   ];
 }
 
+/** Per isolate: the combined statement text per scalar statement (a fixed set of shapes). */
 const combined = new Map<string, string>();
 /** Postgres: the token lookup with a scalar statement's value as the column `alongside_v`. */
 function withScalar(lookup: BoundQuery, scalar: BoundQuery): BoundQuery {

@@ -10,6 +10,7 @@ import { userExists } from "../../stores/users";
 // and a body of a given size already encoded (what any endpoint answering that many bytes costs).
 const enabled = (env: Env) => env.BENCH_FLOORS === "1";
 
+/** Per isolate: floor bodies encoded once per size. */
 const bodies = new Map<number, Uint8Array>();
 /** A JSON string of `size` bytes, encoded once per size. */
 function bodyOf(size: number): Uint8Array {
