@@ -65,11 +65,17 @@ export class AppEventLog {
     return this.state("applied") ?? 0;
   }
 
+  /** The position a new socket starts after: the latest stored sequence, or SEQ_BASE (before every event) on an empty log. */
+  position(): number {
+    return Math.max(this.applied(), SEQ_BASE);
+  }
+
   /** Stores an event; false when its sequence was applied before (a relay repeat). */
   append(e: AppHubEvent, at: number): boolean {
     const applied = this.applied();
     if (e.seq <= applied) return false;
-    if (this.state("floor") === null) this.setState("floor", e.seq - 1);
+    // An empty log in the ring has missed nothing: every app event above SEQ_BASE reaches every hub.
+    if (this.state("floor") === null) this.setState("floor", SEQ_BASE);
     this.sql.exec(
       "INSERT INTO app_log (seq, at, mask, apps, type, timestamp, deleted, meta, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
       e.seq,
@@ -92,10 +98,11 @@ export class AppEventLog {
     const cursor = Number(since);
     if (cursor < SEQ_BASE) return { gap: "expired" };
     const floor = this.state("floor");
-    // A hub with no history yet cannot tell what it never saw: a gap, not a silent skip.
-    if (floor === null) return { gap: "expired" };
+    // SEQ_BASE is the position an empty log gives (before every event); any other cursor on a log
+    // with no history cannot be told from one it never saw: a gap, not a silent skip.
+    if (floor === null) return cursor === SEQ_BASE ? { after: SEQ_BASE } : { gap: "expired" };
     const applied = this.applied();
-    if (cursor > applied) return { ahead: cursor };
+    if (cursor > Math.max(applied, SEQ_BASE)) return { ahead: cursor };
     const keyFloor = this.sql.exec<{ floor: number }>("SELECT floor FROM app_key_floors WHERE app_id = ? AND key = ?", appId, key).toArray()[0]?.floor ?? 0;
     if (cursor < floor || cursor < keyFloor) return { gap: "expired" };
     return { after: cursor };

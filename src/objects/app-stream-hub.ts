@@ -107,7 +107,7 @@ export class AppStreamHub extends DurableObject<Env> {
 
     // From here to the first replayed chunk nothing awaits: no event can slip between the
     // position read here and the switch to live.
-    const applied = this.log.applied();
+    const applied = this.log.position();
     const gap: ReplayGap | undefined = check && "gap" in check ? check.gap : undefined;
     const after = check && "after" in check ? check.after : check && "ahead" in check ? check.ahead : applied;
     const mask = typeMask(stream.objectTypes);
