@@ -36,10 +36,16 @@ function defaultOf(c: ColumnSpec): string {
   return c.default === undefined ? "" : `.default(${typeof c.default === "string" ? q(c.default) : String(c.default)})`;
 }
 
+/** The enum option of a text column, for either dialect's builder. */
+const enumOptions = (c: ColumnSpec) => (c.enumValues ? `, { enum: ${JSON.stringify(c.enumValues).replace(/","/g, '", "')} }` : "");
+
+/** A column builder with its NOT NULL, TypeScript type and default, the same in both dialects. */
+const withModifiers = (expr: string, c: ColumnSpec) => `${expr}${c.notNull ? ".notNull()" : ""}${c.tsType ? `.$type<${c.tsType}>()` : ""}${defaultOf(c)}`;
+
 /** The sqlite-core builder of a column (the helpers are in SQLITE_PREAMBLE). */
 function sqliteColumn(c: ColumnSpec, key: string): string {
   const n = q(c.name!);
-  const opts = c.enumValues ? `, { enum: ${JSON.stringify(c.enumValues).replace(/","/g, '", "')} }` : "";
+  const opts = enumOptions(c);
   let expr: string;
   switch (c.kind) {
     case "id":
@@ -62,13 +68,13 @@ function sqliteColumn(c: ColumnSpec, key: string): string {
       break;
   }
   if (c.primaryKey) return `${expr}.primaryKey()`;
-  return `${expr}${c.notNull ? ".notNull()" : ""}${c.tsType ? `.$type<${c.tsType}>()` : ""}${defaultOf(c)}`;
+  return withModifiers(expr, c);
 }
 
 /** The pg-core builder of a column (the helpers are in PG_PREAMBLE). */
 function pgColumn(c: ColumnSpec, key: string): string {
   const n = q(c.name!);
-  const opts = c.enumValues ? `, { enum: ${JSON.stringify(c.enumValues).replace(/","/g, '", "')} }` : "";
+  const opts = enumOptions(c);
   let expr: string;
   switch (c.kind) {
     case "id":
@@ -94,7 +100,7 @@ function pgColumn(c: ColumnSpec, key: string): string {
   }
   // sqlite-core types an integer primary key as optional on insert (the rowid alias): rowidLike mirrors that.
   if (c.primaryKey) return c.kind === "text" ? `${expr}.primaryKey()` : `rowidLike(${expr}.primaryKey())`;
-  return `${expr}${c.notNull ? ".notNull()" : ""}${c.tsType ? `.$type<${c.tsType}>()` : ""}${defaultOf(c)}`;
+  return withModifiers(expr, c);
 }
 
 function indexLine(t: TableSpec, i: IndexSpec): string {
