@@ -3,7 +3,9 @@ import { ApiError } from "../http/errors";
 import { now } from "../http/time";
 import type { AppEnv } from "../http/types";
 import type { Statement } from "../db/batch";
-import { activityDay, claimActivity, findTokenWith, scopeList, touchActivity } from "../stores/tokens";
+import type { RawResult } from "../db";
+import { activityDay, claimActivity, findTokenWith, scopeList, touchActivity, type TokenRow } from "../stores/tokens";
+import { knownToken, rememberToken, tokenCheck, usable } from "./token-cache";
 import { bearerHash } from "./crypto";
 
 /** The statements a GET path's handler will need, given the request and its token's viewer; none when unsure. */
@@ -42,6 +44,19 @@ function alongsideFor(c: Context<AppEnv>, path: string, tokenHash: string): Stat
   }
 }
 
+/** Whether the token check may ride in the request's first read: a plain read, not a socket. */
+function deferrable(c: Context<AppEnv>, reads: Statement[] | undefined): boolean {
+  return (c.req.method === "GET" || c.req.method === "HEAD") && !reads?.length && c.req.header("upgrade") === undefined;
+}
+
+/** Once per activity day per token; the day turns at a per-user time after midnight (activityDay). */
+function markActivity(c: Context<AppEnv>, found: TokenRow) {
+  const day = found.user ? activityDay(found.user.id, now(c)) : "";
+  if (found.user && claimActivity(found.token.id, found.token.lastSeenDay, day)) {
+    c.executionCtx.waitUntil(touchActivity(c.var.db.background(), found.token.id, found.user.id, day).catch(() => {}));
+  }
+}
+
 /**
  * Resolves the caller from the token (one indexed query, token + app + user) and sets
  * `c.var.auth`; a token that is given but unknown or deleted is a 401 on every endpoint.
@@ -57,25 +72,33 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
     const path = c.req.path.length > 1 && c.req.path.endsWith("/") ? c.req.path.slice(0, -1) : c.req.path;
     const hash = await bearerHash(raw);
     const reads = c.req.method === "GET" ? alongsideFor(c, path, hash) : undefined;
-    let [found, results] = await findTokenWith(c.var.db, hash, reads ?? []);
-    if (!found && c.var.db.readsMayLag) {
-      // A token issued moments ago (to another client: an OAuth redirect carries no bookmark) may
-      // not have reached the replica yet: ask the primary before answering 401, and stay there.
-      c.set("db", c.var.db.onPrimary());
+    // A read with a token this isolate knows starts at once; the token is checked again inside
+    // the request's first read (src/auth/token-cache.ts), or alone before any write.
+    let found = deferrable(c, reads) ? knownToken(hash) : undefined;
+    const deferred = !!found;
+    if (found) c.var.db.defer(tokenCheck(hash));
+    else {
+      let results: RawResult[];
       [found, results] = await findTokenWith(c.var.db, hash, reads ?? []);
-    }
-    if (reads) c.set("alongside", results);
-    if (!found || found.app.deletedAt != null || found.user?.isDisabled) {
-      throw ApiError.unauthorized("the access token is unknown or was deleted");
+      if (!found && c.var.db.readsMayLag) {
+        // A token issued moments ago (to another client: an OAuth redirect carries no bookmark) may
+        // not have reached the replica yet: ask the primary before answering 401, and stay there.
+        c.set("db", c.var.db.onPrimary());
+        [found, results] = await findTokenWith(c.var.db, hash, reads ?? []);
+      }
+      if (reads) c.set("alongside", results);
+      if (!usable(found)) throw ApiError.unauthorized("the access token is unknown or was deleted");
+      rememberToken(hash, found);
     }
     const scopes = scopeList(found.token);
     c.set("auth", { kind: found.token.userId == null ? "app" : "user", token: found.token, scopes, app: found.app, user: found.user });
-    // Once per activity day per token; the day turns at a per-user time after midnight (activityDay).
-    const day = found.user ? activityDay(found.user.id, now(c)) : "";
-    if (found.user && claimActivity(found.token.id, found.token.lastSeenDay, day)) {
-      c.executionCtx.waitUntil(touchActivity(c.var.db, found.token.id, found.user.id, day).catch(() => {}));
-    }
+    if (!deferred) markActivity(c, found);
     await next();
+    if (deferred) {
+      // Whatever the handler answered, a token that no longer passes is a 401.
+      await c.var.db.settle();
+      markActivity(c, found);
+    }
     c.header("X-OAuth-Scopes", scopes.join(","));
     return;
   }

@@ -69,6 +69,40 @@ function countingD1(d1: D1Database, meter: DbMeter): D1Database {
   });
 }
 
+/** `d1` whose every round trip first awaits `before` (a deferred check: ./deferred-check.ts). */
+function gated(d1: D1Database, before: () => Promise<void>): D1Database {
+  const unwrapped = new WeakMap<object, D1PreparedStatement>();
+  const wrap = (stmt: D1PreparedStatement): D1PreparedStatement => {
+    const proxy = new Proxy(stmt, {
+      get(target, prop) {
+        if (prop === "bind") return (...values: unknown[]) => wrap(target.bind(...values));
+        const value = Reflect.get(target, prop, target);
+        if (typeof value !== "function") return value;
+        if (!STATEMENT_CALLS.has(prop)) return value.bind(target);
+        return async (...args: unknown[]) => {
+          await before();
+          return value.apply(target, args);
+        };
+      },
+    });
+    unwrapped.set(proxy, stmt);
+    return proxy;
+  };
+  return new Proxy(d1, {
+    get(target, prop) {
+      if (prop === "prepare") return (query: string) => wrap(target.prepare(query));
+      if (prop === "batch") {
+        return async (stmts: D1PreparedStatement[]) => {
+          await before();
+          return target.batch(stmts.map((s) => unwrapped.get(s) ?? s));
+        };
+      }
+      const value = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
 type D1Orm = DrizzleD1Database<typeof tables>;
 
 /** drizzle over a D1 binding, built once per isolate and binding (see ./per-request.ts). */
@@ -79,7 +113,7 @@ const baseOrm = oncePer((binding: D1Database) => drizzle(binding, { schema: tabl
  * With `read`, the request runs in a D1 session (Sessions API: reads may go to replicas, each at
  * least at the session's bookmark); `bookmark()` then gives the session's latest bookmark.
  */
-export function openD1(binding: D1Database, meter?: DbMeter, read?: ReadSession) {
+export function openD1(binding: D1Database, meter?: DbMeter, read?: ReadSession, beforeOrm?: () => Promise<void>) {
   const session = read ? binding.withSession(d1Constraint(read)) : undefined;
   // A session has the binding's prepare and batch, all that drizzle and the executor use.
   const client = (session ?? binding) as D1Database;
@@ -97,7 +131,7 @@ export function openD1(binding: D1Database, meter?: DbMeter, read?: ReadSession)
   const { dialect, schema, options } = (base as unknown as { session: { dialect: never; schema: never; options: object } }).session;
   const orm = layered(
     base as unknown as D1Orm & { session: unknown },
-    new SQLiteD1Session(d1, dialect, schema, options),
+    new SQLiteD1Session(beforeOrm ? gated(d1, beforeOrm) : d1, dialect, schema, options),
     d1,
     () => drizzle(d1, { schema: tables }).query,
   );

@@ -12,8 +12,10 @@ import { openPg } from "./pg";
 import type { DbMeter } from "./d1";
 import type { ReadSession } from "./read-session";
 import type { Executor } from "./types";
+import { CheckGate, type DeferredCheck } from "./deferred-check";
 
 export type { DbMeter } from "./d1";
+export type { DeferredCheck } from "./deferred-check";
 export { BOOKMARK_HEADER, d1Constraint, requestBookmark, type ReadSession } from "./read-session";
 
 export { BACKEND, isPostgres } from "./backend";
@@ -34,6 +36,12 @@ export type Db = DrizzleD1Database<typeof sqliteTables> & {
   readonly readsMayLag: boolean;
   /** The same database with every statement on the primary (for a lookup that missed on a replica). */
   readonly onPrimary: () => Db;
+  /** The database for work after the response (waitUntil): on the primary, outside the request's meter. */
+  readonly background: () => Db;
+  /** Makes `check` ride in the request's first read-only batch (./deferred-check.ts). */
+  readonly defer: (check: DeferredCheck) => void;
+  /** Runs a deferred check that has not run yet; throws its failure. */
+  readonly settle: () => Promise<void>;
 };
 
 type DbEnv = Pick<Env, "DB"> & { DATABASE_URL?: string; DATABASE_READ_URL?: string; DB_PROXY?: string };
@@ -45,11 +53,27 @@ type DbEnv = Pick<Env, "DB"> & { DATABASE_URL?: string; DATABASE_READ_URL?: stri
  * it (Durable Objects, background work) everything runs on the primary.
  */
 export function openDb(env: DbEnv, meter?: DbMeter, read?: ReadSession): Db {
-  const { orm, exec, bookmark, readsWent } = isPostgres
-    ? openPg({ url: env.DATABASE_URL, readUrl: env.DATABASE_READ_URL || undefined, proxy: env.DB_PROXY }, meter && (() => meter.call()), read)
-    : openD1(env.DB, meter, read);
-  // On the request's own object (drizzle's shared parts are its prototype): no copy of drizzle.
+  // drizzle's builders cannot carry a deferred check: their statements wait for it to run alone.
+  let gate: CheckGate | undefined;
+  const beforeOrm = () => gate?.settle() ?? Promise.resolve();
+  const opened = isPostgres
+    ? openPg({ url: env.DATABASE_URL, readUrl: env.DATABASE_READ_URL || undefined, proxy: env.DB_PROXY }, meter && (() => meter.call()), read, beforeOrm)
+    : openD1(env.DB, meter, read, beforeOrm);
+  const { orm, bookmark, readsWent } = opened;
   const readsMayLag = !!read && read.reads && read.bookmark === null && (!isPostgres || !!env.DATABASE_READ_URL);
   const onPrimary = () => openDb(env, meter, read && { reads: false, bookmark: null });
-  return Object.assign(orm as unknown as DrizzleD1Database<typeof sqliteTables>, { exec, bookmark, readsWent, readsMayLag, onPrimary });
+  gate = new CheckGate(opened.exec, readsMayLag ? () => onPrimary().exec : undefined);
+  const g = gate;
+  const exec = g.executor();
+  // On the request's own object (drizzle's shared parts are its prototype): no copy of drizzle.
+  return Object.assign(orm as unknown as DrizzleD1Database<typeof sqliteTables>, {
+    exec,
+    bookmark,
+    readsWent,
+    readsMayLag,
+    onPrimary,
+    background: () => openDb(env),
+    defer: (check: DeferredCheck) => g.defer(check),
+    settle: () => g.settle(),
+  });
 }

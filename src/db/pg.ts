@@ -6,6 +6,7 @@ import { layered } from "./per-request";
 import { readRouter, type ReadRouter } from "./pg-replica";
 import type { ReadSession } from "./read-session";
 import type { Executor, Query } from "./types";
+import { readsOnly as readsOnlyText } from "./deferred-check";
 
 // Results read the same as D1's, decided once for the isolate (the driver's parsers are global):
 // int8 (ids, count(*)) and numeric (sum) as numbers — ids stay below 2^53; booleans as 0/1 as
@@ -44,9 +45,7 @@ const retryable = (err: unknown) => {
 const pause = (attempt: number) => new Promise((r) => setTimeout(r, Math.random() * Math.min(250, 5 * 2 ** attempt)));
 
 /** A statement that only reads: runs without serializable bookkeeping. */
-const READ_ONLY = /^\s*(select|with)\b/i;
-const WRITES = /\b(insert|update|delete)\b/i;
-const readsOnly = (q: { query: string }) => READ_ONLY.test(q.query) && !WRITES.test(q.query);
+const readsOnly = (q: { query: string }) => readsOnlyText(q.query);
 
 type Client = NeonQueryFunction<false, true>;
 type Pending = NeonQueryPromise<false, true>;
@@ -84,11 +83,12 @@ async function runTransaction(raw: Client, queries: Pending[], opts: object, cou
  * With a `router` (a read replica is configured), work that only reads goes where it decides
  * (./pg-replica.ts) and every write is reported to it.
  */
-function countedClient(raw: Client, count: () => void, router?: ReadRouter): Client {
+function countedClient(raw: Client, count: () => void, router?: ReadRouter, before?: () => Promise<void>): Client {
   // A query runs when first awaited (Neon's queries are lazy); here once, however often awaited.
   const routed = (p: Pending) => {
     let run: Promise<unknown> | undefined;
-    const start = () => {
+    const start = async () => {
+      await before?.();
       if (!router) {
         count();
         return p;
@@ -117,6 +117,7 @@ function countedClient(raw: Client, count: () => void, router?: ReadRouter): Cli
     },
     unsafe: raw.unsafe,
     transaction: async (queries: Pending[], opts: object = {}) => {
+      await before?.();
       if (router && queries.every((q) => readsOnly({ query: textOf(q) }))) return router.read(queries);
       router?.wrote();
       return runTransaction(raw, queries, opts, count);
@@ -146,7 +147,7 @@ export interface PgUrls {
  * replica (`readUrl`) and a request's `read` session, read-only work may go to the replica under
  * the read-your-writes rule of ./pg-replica.ts; `bookmark()` gives the bookmark for the response.
  */
-export function openPg({ url, readUrl, proxy }: PgUrls, count: () => void = () => {}, read?: ReadSession) {
+export function openPg({ url, readUrl, proxy }: PgUrls, count: () => void = () => {}, read?: ReadSession, beforeOrm?: () => Promise<void>) {
   if (!url) throw new Error("DB_BACKEND is 'postgres' but DATABASE_URL is not set");
   useLocalProxy(proxy);
   const primary = rawClient(url);
@@ -169,6 +170,13 @@ export function openPg({ url, readUrl, proxy }: PgUrls, count: () => void = () =
   const base = baseOrm(url);
   // The session drizzle would build, over this request's client; the rest of `base` is shared.
   const { dialect, schema, options } = (base as unknown as { session: { dialect: never; schema: never; options: object } }).session;
-  const orm = layered(base as typeof base & { session: unknown }, new NeonHttpSession(client, dialect, schema, options), client, () => buildOrm(client).query);
+  // drizzle's statements wait for a deferred check (./deferred-check.ts); the executor carries it.
+  const ormClient = beforeOrm ? countedClient(primary, count, router, beforeOrm) : client;
+  const orm = layered(
+    base as typeof base & { session: unknown },
+    new NeonHttpSession(ormClient, dialect, schema, options),
+    ormClient,
+    () => buildOrm(ormClient).query,
+  );
   return { orm, exec, bookmark: router ? router.bookmark : async () => null, readsWent: router?.readsWent };
 }

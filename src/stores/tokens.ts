@@ -13,7 +13,7 @@ const { tokens, apps, users, authorizations, userActivity } = schema;
 
 export type TokenRecord = typeof tokens.$inferSelect;
 
-type TokenRow = { token: TokenRecord; app: AppRecord; user: (UserRecord & UserExtras) | null };
+export type TokenRow = { token: TokenRecord; app: AppRecord; user: (UserRecord & UserExtras) | null };
 
 // Every authenticated request runs this read first: compiled once, decoded by field lists.
 let tokenRead: { query: Query; token: Field[]; app: Field[]; user: Field[] } | undefined;
@@ -38,8 +38,7 @@ export async function findToken(db: Db, tokenHash: string): Promise<TokenRow | u
  * do not depend on the caller; their results follow the token's.
  */
 export async function findTokenWith(db: Db, tokenHash: string, alongside: Statement[]): Promise<[TokenRow | undefined, RawResult[]]> {
-  const read = compiledTokenRead();
-  const lookup = new BoundQuery({ sql: read.query.sql, params: fillPlaceholders(read.query.params, { hash: tokenHash }) });
+  const lookup = tokenLookup(tokenHash);
   const only = alongside.length === 1 && alongside[0] instanceof BoundQuery && alongside[0].scalar ? alongside[0] : undefined;
   let result: RawResult;
   let rest: RawResult[];
@@ -50,16 +49,25 @@ export async function findTokenWith(db: Db, tokenHash: string, alongside: Statem
   } else {
     [result, ...rest] = await runBatch(db, [lookup, ...alongside]);
   }
+  return [decodeToken(result), rest];
+}
+
+/** The token lookup (token, app, user) by hash, as one bound statement. */
+export function tokenLookup(tokenHash: string): BoundQuery {
+  const read = compiledTokenRead();
+  return new BoundQuery({ sql: read.query.sql, params: fillPlaceholders(read.query.params, { hash: tokenHash }) });
+}
+
+/** The row of a `tokenLookup`, or undefined when the token is unknown. */
+export function decodeToken(result: RawResult): TokenRow | undefined {
   const row = result.results[0];
-  if (!row) return [undefined, rest];
-  return [
-    {
-      token: pick(row, read.token) as unknown as TokenRecord,
-      app: pick(row, read.app) as unknown as AppRecord,
-      user: row.u_id == null ? null : (pick(row, read.user) as unknown as UserRecord & UserExtras),
-    },
-    rest,
-  ];
+  if (!row) return undefined;
+  const read = compiledTokenRead();
+  return {
+    token: pick(row, read.token) as unknown as TokenRecord,
+    app: pick(row, read.app) as unknown as AppRecord,
+    user: row.u_id == null ? null : (pick(row, read.user) as unknown as UserRecord & UserExtras),
+  };
 }
 
 /** Per isolate: the combined statement text per scalar statement (a fixed set of shapes). */

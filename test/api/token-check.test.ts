@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import { DB } from "../support/db";
+import { actor, call } from "../support/client";
+import { createPost, dbCallsOf } from "../support/fixtures";
+
+// A read with a token this isolate already knows runs at once and checks the token inside its
+// first batch (src/auth/token-cache.ts): one round trip instead of two, and a token deleted
+// anywhere (here: straight in the database, as another isolate would) is still refused at once.
+
+describe("the token check that rides with the first read", () => {
+  it("a known token's read costs one round trip; its first use costs two", async () => {
+    const a = await actor("basic stream write_post");
+    const post = await createPost(a, "one round trip");
+    const first = await call("GET", `/posts/${post.id}`, { token: a.token });
+    const again = await call("GET", `/posts/${post.id}`, { token: a.token });
+    expect(again.status).toBe(200);
+    expect(again.body.data.id).toBe(post.id);
+    // The POST looked the token up already, so both reads may find it known; the second surely does.
+    expect(dbCallsOf(first)).toBeLessThanOrEqual(2);
+    expect(dbCallsOf(again)).toBe(1);
+  });
+
+  it("a token deleted elsewhere is a 401 on the next read, whatever the route would have answered", async () => {
+    const a = await actor("basic stream write_post");
+    const post = await createPost(a, "soon unauthorized");
+    expect((await call("GET", "/posts/streams/me", { token: a.token })).status).toBe(200);
+    await DB.prepare("DELETE FROM tokens WHERE user_id = ?").bind(Number(a.user.id)).run();
+    for (const path of [`/posts/${post.id}`, "/posts/streams/me", "/users/me", "/posts/not-a-number", "/users/me/channels/subscribed"]) {
+      const res = await call("GET", path, { token: a.token });
+      expect(res.status, path).toBe(401);
+      expect(res.body.meta.error_message, path).toMatch(/unknown or was deleted/);
+    }
+  });
+
+  it("a user disabled elsewhere is a 401 on the next read", async () => {
+    const a = await actor("basic stream");
+    expect((await call("GET", "/users/me", { token: a.token })).status).toBe(200);
+    await DB.prepare("UPDATE users SET is_disabled = 1 WHERE id = ?").bind(Number(a.user.id)).run();
+    expect((await call("GET", "/users/me", { token: a.token })).status).toBe(401);
+    expect((await call("GET", "/posts/streams/global", { token: a.token })).status).toBe(401);
+  });
+
+  it("a read that writes (update_presence) writes nothing for a token deleted elsewhere", async () => {
+    const a = await actor("basic stream presence");
+    expect((await call("GET", "/posts/streams/global?update_presence=online", { token: a.token })).status).toBe(200);
+    const presence = async () =>
+      (await DB.prepare("SELECT presence FROM presence WHERE user_id = ?").bind(Number(a.user.id)).first<{ presence: string }>())?.presence;
+    expect(await presence()).toBe("online");
+    await DB.prepare("DELETE FROM tokens WHERE user_id = ?").bind(Number(a.user.id)).run();
+    const res = await call("GET", "/posts/streams/global?update_presence=away%20now", { token: a.token });
+    expect(res.status).toBe(401);
+    expect(await presence()).toBe("online");
+  });
+
+  it("a deleted token stays refused and a new one works at once", async () => {
+    const a = await actor("basic stream");
+    expect((await call("GET", "/users/me", { token: a.token })).status).toBe(200);
+    expect((await call("DELETE", "/token", { token: a.token })).status).toBe(200);
+    expect((await call("GET", "/users/me", { token: a.token })).status).toBe(401);
+    expect((await call("GET", "/users/me", { token: a.token })).status).toBe(401);
+    const b = await actor("basic stream");
+    expect((await call("GET", "/users/me", { token: b.token })).status).toBe(200);
+  });
+});
