@@ -75,7 +75,7 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
     // A read with a token this isolate knows starts at once; the token is checked again inside
     // the request's first read (src/auth/token-cache.ts), or alone before any write.
     let found = deferrable(c, reads) ? knownToken(hash) : undefined;
-    const deferred = !!found;
+    const deferredOn = found ? c.var.db : undefined;
     if (found) c.var.db.defer(tokenCheck(hash));
     else {
       let results: RawResult[];
@@ -92,11 +92,11 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
     }
     const scopes = scopeList(found.token);
     c.set("auth", { kind: found.token.userId == null ? "app" : "user", token: found.token, scopes, app: found.app, user: found.user });
-    if (!deferred) markActivity(c, found);
+    if (!deferredOn) markActivity(c, found);
     await next();
-    if (deferred) {
+    if (deferredOn) {
       // Whatever the handler answered, a token that no longer passes is a 401.
-      await c.var.db.settle();
+      await deferredOn.settle();
       markActivity(c, found);
     }
     c.header("X-OAuth-Scopes", scopes.join(","));
