@@ -1,5 +1,5 @@
 import { Column, is, SQL, sql } from "drizzle-orm";
-import { jsonObject } from "./dialect";
+import { jsonArray } from "./dialect";
 import type { Row } from "./types";
 
 // Statements of the hot reads are compiled once and their rows decoded by field lists built
@@ -45,19 +45,48 @@ export function pick(row: Row, fields: Field[]): Record<string, unknown> {
   return out;
 }
 
-/**
- * `fields` as one JSON object column (keys `<prefix><key>`), for rows that would pass D1's 100
- * columns; `pickJson` decodes it. null when `present` (a condition) is false, as for a LEFT JOIN
- * that found nothing. Postgres: at most 50 fields (json_build_object takes 100 arguments).
- */
-export function jsonGroup(fields: Record<string, Expr>, prefix: string, present: SQL): { select: SQL; fields: Field[] } {
-  const { fields: out } = selectGroup(fields, prefix);
-  const pairs = Object.values(fields).flatMap((expr, i) => [sql.raw(`'${out[i][1]}'`), is(expr, SQL.Aliased) ? expr.sql : expr]);
-  return { select: sql`CASE WHEN ${present} THEN ${jsonObject(...(pairs as SQL[]))} END`, fields: out };
+/** Postgres functions take at most 100 arguments (json_build_array's values). */
+const MAX_ARRAY_ITEMS = 100;
+
+/** One group of a `jsonArrayGroup` cell: its fields, from position `from` on. */
+export interface ArrayPart {
+  fields: Field[];
+  from: number;
 }
 
-/** The fields of a `jsonGroup` column (JSON text on D1, parsed already on Postgres), or null. */
-export function pickJson(value: unknown, fields: Field[]): Record<string, unknown> | null {
+/**
+ * The groups of `groups` as one JSON array cell, their values side by side in order; `pickArray`
+ * decodes a group by position. Database clients pay per cell (D1's client turns every cell of a
+ * row into a property, one value at a time): one array costs less than the same values as
+ * columns. null when `present` (a condition, optional) is false. At most 100 values in all: split
+ * longer lists into two cells.
+ */
+export function jsonArrayGroup(groups: Record<string, Expr>[], present?: SQL): { select: SQL; parts: ArrayPart[] } {
+  const parts: ArrayPart[] = [];
+  const items: SQL[] = [];
+  for (const group of groups) {
+    parts.push({ fields: selectGroup(group, "").fields, from: items.length });
+    for (const expr of Object.values(group)) items.push(is(expr, Column) ? sql`${expr}` : is(expr, SQL.Aliased) ? expr.sql : expr);
+  }
+  if (items.length > MAX_ARRAY_ITEMS) throw new Error(`jsonArrayGroup: ${items.length} values, at most ${MAX_ARRAY_ITEMS}`);
+  const array = jsonArray(...items);
+  return { select: present ? sql`CASE WHEN ${present} THEN ${array} END` : array, parts };
+}
+
+/** A `jsonArrayGroup` cell's values (JSON text on D1, parsed already on Postgres), or null. */
+export function jsonArrayValues(value: unknown): unknown[] | null {
   if (value == null) return null;
-  return pick((typeof value === "string" ? JSON.parse(value) : value) as Row, fields);
+  return (typeof value === "string" ? JSON.parse(value) : value) as unknown[];
+}
+
+/** The fields of one group of a `jsonArrayGroup` cell's values as an object; null stays null. */
+export function pickArray(values: unknown[], part: ArrayPart): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const { fields, from } = part;
+  for (let i = 0; i < fields.length; i++) {
+    const [key, , decode] = fields[i];
+    const v = values[from + i];
+    out[key] = v == null ? null : decode(v);
+  }
+  return out;
 }

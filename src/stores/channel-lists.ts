@@ -77,7 +77,7 @@ export async function readChannels(db: Db, listSql: SQL, viewerId: number | null
   const rows = await batchRows(db, [...stmts, ...more]);
   let i = 1;
   const messages = new Map<number, MessageRecord>();
-  if (want.recentMessage) for (const r of rows[i++]) messages.set(Number(r.id), readMessage(r));
+  if (want.recentMessage) for (const m of rows[i++].map(readMessage)) messages.set(m.id, m);
   const users = new Map<number, LimitedUser>();
   if (want.limitedUsers) {
     for (const r of rows[i++]) {

@@ -29,7 +29,7 @@ export async function messagesByIds(db: Db, ids: number[], viewerId: number | nu
     sql`SELECT ${messageColumnsSql(viewerId)} FROM messages m ${messageJoins} JOIN channels ch ON ch.id = m.channel_id
       WHERE m.id IN ${inList(ids)} AND ${readableSql(viewerId)} ${liveOnly(o)}`,
   );
-  const byId = new Map(rows.map((r) => [Number(r.id), readMessage(r)]));
+  const byId = new Map(rows.map(readMessage).map((m) => [m.id, m]));
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 

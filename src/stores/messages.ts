@@ -2,9 +2,10 @@ import { sql, type SQL } from "drizzle-orm";
 import type { Page } from "../http/pagination";
 import type { TextResult } from "../text";
 import type { Facet } from "./message-facets";
-import type { UserView } from "./users";
+import { userViewColumns, type UserView } from "./users";
 import type { Db } from "../db";
 import { allRows, boundShape } from "../db/batch";
+import { type ArrayPart, jsonArrayGroup, jsonArrayValues, pickArray } from "../db/compiled";
 import { reserveEvent, type OutboxRef } from "../events/outbox";
 import {
   PM_TYPE,
@@ -53,38 +54,49 @@ export interface MessageRecord {
   paginationId?: number;
 }
 
-/** Columns of a message `m` (joined with `users` and `apps a` by `messageFrom`) for `readMessage`. */
+/** A message's own values (and its client's), in the order `readMessage` reads them. */
+const MESSAGE_VALUES = Object.fromEntries(
+  "m.id m.channel_id m.user_id m.thread_id m.reply_to m.text m.html m.entities m.is_nsfw m.is_sticky m.is_deleted m.deleted_by m.raw m.created_at m.replies a.client_id a.name a.url a.deleted_at"
+    .split(" ")
+    .map((c) => [c, sql.raw(c)]),
+);
+/** Where the author's fields sit in a message's array (the same for every viewer; built on first use). */
+let authorPart: ArrayPart | undefined;
+
+/**
+ * The message `m` (joined with `users` and `apps a` by `messageJoins`) with its client and author
+ * (with the viewer's relationship flags) as one JSON array cell, `message_json`, for `readMessage`:
+ * ~50 columns cost the database client more than the array (docs/benchmark.md, "Post render rows").
+ */
 export function messageColumnsSql(viewerId: number | SQL | null): SQL {
-  return sql`m.id, m.channel_id, m.user_id, m.thread_id, m.reply_to, m.text, m.html, m.entities, m.is_nsfw,
-    m.is_sticky, m.is_deleted, m.deleted_by, m.raw, m.created_at, m.replies,
-    a.client_id AS app_client_id, a.name AS app_name, a.url AS app_url, a.deleted_at AS app_deleted_at,
-    ${userColumnsSql(viewerId)}`;
+  return sql`${jsonArrayGroup([MESSAGE_VALUES, userViewColumns(viewerId)]).select} AS message_json`;
 }
 
 export const messageJoins = sql`LEFT JOIN users ON users.id = m.user_id LEFT JOIN apps a ON a.id = m.app_id`;
 
 export function readMessage(r: Row): MessageRecord {
+  const v = jsonArrayValues(r.message_json) as unknown[];
+  const [id, channelId, userId, threadId, replyTo, body, html, entities, isNsfw, isSticky, isDeleted, deletedBy, raw, createdAt, replies] = v;
+  const [clientId, appName, appUrl, appDeletedAt] = v.slice(15, 19);
+  authorPart ??= jsonArrayGroup([MESSAGE_VALUES, userViewColumns(null)]).parts[1];
   return {
-    id: Number(r.id),
-    channelId: Number(r.channel_id),
-    userId: Number(r.user_id),
-    threadId: Number(r.thread_id),
-    replyTo: num(r.reply_to),
-    text: (r.text as string | null) ?? null,
-    html: (r.html as string | null) ?? null,
-    entities: json(r.entities),
-    isNsfw: bool(r.is_nsfw),
-    isSticky: bool(r.is_sticky),
-    isDeleted: bool(r.is_deleted),
-    deletedBy: num(r.deleted_by),
-    raw: json(r.raw),
-    createdAt: Number(r.created_at),
-    replies: Number(r.replies),
-    source:
-      r.app_client_id == null
-        ? null
-        : { clientId: String(r.app_client_id), name: String(r.app_name), url: String(r.app_url ?? ""), deletedAt: num(r.app_deleted_at) },
-    user: readUser(r),
+    id: Number(id),
+    channelId: Number(channelId),
+    userId: Number(userId),
+    threadId: Number(threadId),
+    replyTo: num(replyTo),
+    text: (body as string | null) ?? null,
+    html: (html as string | null) ?? null,
+    entities: json(entities),
+    isNsfw: bool(isNsfw),
+    isSticky: bool(isSticky),
+    isDeleted: bool(isDeleted),
+    deletedBy: num(deletedBy),
+    raw: json(raw),
+    createdAt: Number(createdAt),
+    replies: Number(replies),
+    source: clientId == null ? null : { clientId: String(clientId), name: String(appName), url: String(appUrl ?? ""), deletedAt: num(appDeletedAt) },
+    user: v[authorPart.from] == null ? null : (pickArray(v, authorPart) as unknown as UserView),
     ...(r.channel_owner_id != null
       ? {
           channel: {

@@ -2,7 +2,7 @@ import { fillPlaceholders, getTableColumns, Placeholder, sql, type Column, type 
 import { schema, type Row } from "../db";
 import { dialect } from "../db/dialect";
 import { BoundQuery, compile, shiftParams } from "../db/batch";
-import { jsonGroup, pick, pickJson, selectGroup, type Field } from "../db/compiled";
+import { type ArrayPart, jsonArrayGroup, jsonArrayValues, pickArray } from "../db/compiled";
 import type { AppRef, PostRecord, PostView } from "./posts";
 import { embeddedUserColumns, type UserView, type ViewerSlot } from "./users";
 
@@ -18,12 +18,15 @@ interface Shape {
   /** The statement after `WITH page AS (…)`, with `$n` numbered from 1 on Postgres. */
   text: string;
   params: unknown[];
-  /** The fields of a page row's post, author and client, and of the original a repost embeds (two JSON columns). */
-  row: { post: Field[]; user: Field[]; app: Field[] };
-  original: { post: Field[]; user: Field[] };
+  /** The page row's post (with flags), author, client and page place in the array cell `post_json`. */
+  row: Parts<4>;
+  /** The post (with flags), author and client of the original a repost embeds, in the array cell `original_json` (null without one). */
+  original: Parts<3>;
   /** Postgres: the text with its parameters renumbered after a page of n parameters. */
   shifted: Map<number, string>;
 }
+
+type Parts<N extends number> = ArrayPart[] & { length: N };
 
 const bool = (v: unknown) => v === 1 || v === true || v === "1";
 
@@ -61,24 +64,25 @@ function buildShape(kind: ViewerKind, paged: boolean, presence: boolean): Shape 
         ? sql`${sql.placeholder("viewer")}`
         : sql`(SELECT vt.user_id FROM tokens vt WHERE vt.token_hash = ${sql.placeholder("hash")})`;
   const r = postParts(viewer, { post: "p", user: "u", app: "a" }, presence);
-  const post = selectGroup({ ...r.post, ...r.flags }, "p_");
-  const user = selectGroup(r.user, "u_");
-  const app = selectGroup(r.app, "a_");
-  // The original a repost embeds, in two JSON columns: side by side with the page's post, its
-  // columns would pass D1's 100 columns a row.
+  const page = paged
+    ? { pid: sql`pg.pid`, pos: sql`pg.pos`, note: sql`pg.note` }
+    : { pid: sql`CAST(NULL AS BIGINT)`, pos: sql`CAST(NULL AS BIGINT)`, note: sql`CAST(NULL AS TEXT)` };
+  // The page row's ~60 values as one JSON array cell rather than as columns: the database client's
+  // work is per cell (D1's turns each into a property, value by value), and it was the Worker's
+  // largest CPU cost under the benchmark mix (docs/benchmark.md, "Post render rows").
+  const row = jsonArrayGroup([{ ...r.post, ...r.flags }, r.user, r.app, page]);
+  // The original a repost embeds, in a second array (both in one would pass Postgres's 100 arguments).
   const o = postParts(viewer, { post: "o", user: "ou", app: "oa" }, presence);
-  const oPost = jsonGroup({ ...o.post, ...o.flags, ...prefixed(o.app, "app_") }, "", sql`o.id IS NOT NULL`);
-  const oUser = jsonGroup(o.user, "", sql`ou.id IS NOT NULL`);
-  const pageCols = paged
-    ? sql`pg.pid AS page_pid, pg.pos AS page_pos, pg.note AS page_note`
-    : sql`CAST(NULL AS BIGINT) AS page_pid, CAST(NULL AS BIGINT) AS page_pos, CAST(NULL AS TEXT) AS page_note`;
+  const original = jsonArrayGroup([{ ...o.post, ...o.flags }, o.user, o.app], sql`o.id IS NOT NULL`);
+  const firstKey = (part: ArrayPart) => part.fields[0][0];
+  if (firstKey(row.parts[1]) !== "id" || firstKey(row.parts[2]) !== "clientId") throw new Error("post render: decodePost reads presence from the first value");
   // One row per page row: the post and, for a repost, the original it embeds, side by side. The
   // page is read once (SQLite runs a CTE's query again at every reference, and D1 counts every
   // row each run reads: a UNION of the page's and the originals' rows cost ~5 rows a post).
   // `+pg.id`: SQLite must drive from the page and probe posts by primary key; left free, D1 chose
   // to walk all of posts and probe an automatic index on the page for the home timelines'
   // compound page (20,000 rows read for a page of 20).
-  const select = [...post.select, ...user.select, ...app.select, sql`${oPost.select} AS o_post`, sql`${oUser.select} AS o_user`, pageCols];
+  const select = [sql`${row.select} AS post_json`, sql`${original.select} AS original_json`];
   const statement = sql` SELECT ${sql.join(select, sql`, `)}
     FROM page pg JOIN posts p ON p.id = +pg.id
       LEFT JOIN users u ON u.id = p.user_id LEFT JOIN apps a ON a.id = p.app_id
@@ -87,13 +91,11 @@ function buildShape(kind: ViewerKind, paged: boolean, presence: boolean): Shape 
   return {
     text,
     params,
-    row: { post: post.fields, user: user.fields, app: app.fields },
-    original: { post: oPost.fields, user: oUser.fields },
+    row: row.parts as Parts<4>,
+    original: original.parts as Parts<3>,
     shifted: new Map(),
   };
 }
-
-const prefixed = <T extends Record<string, SQL>>(o: T, prefix: string) => Object.fromEntries(Object.entries(o).map(([k, v]) => [prefix + k, v]));
 
 /** Per isolate: the post render compiled once per shape (viewer kind, paged or not). */
 const shapes = new Map<string, Shape>();
@@ -126,13 +128,19 @@ export function boundPostsQuery(viewer: ViewerSlot | null, pageIds: SQL | BoundQ
 /** The post of a row of `boundPostsQuery` (the page's, with its place), and the original it embeds when it is a repost. */
 export function decodePostRow(row: Row): { view: PostView; original: PostView | null } {
   const shape = shapeFor("user", false, true); // the fields are the same for every shape
-  const post = pick(row, shape.row.post);
-  const view = postView(post, row.u_id == null ? null : pick(row, shape.row.user), row.a_clientId == null ? null : pick(row, shape.row.app));
-  if (row.page_pid != null) [view.pid, view.pos, view.note] = [Number(row.page_pid), Number(row.page_pos), (row.page_note as string | null) ?? null];
-  const o = pickJson(row.o_post, shape.original.post);
-  if (!o) return { view, original: null };
-  const app = o.app_clientId == null ? null : { clientId: o.app_clientId, name: o.app_name, url: o.app_url, deletedAt: o.app_deletedAt };
-  return { view, original: postView(o, pickJson(row.o_user, shape.original.user), app) };
+  const r = jsonArrayValues(row.post_json) as unknown[];
+  const view = decodePost(r, shape.row);
+  const [, , , page] = shape.row;
+  const pid = r[page.from];
+  if (pid != null) [view.pid, view.pos, view.note] = [Number(pid), Number(r[page.from + 1]), (r[page.from + 2] as string | null) ?? null];
+  const o = jsonArrayValues(row.original_json);
+  return { view, original: o && decodePost(o, shape.original) };
+}
+
+/** The post, author and client at `parts` of an array cell; author and client null when their first value (id, client id) is: the join found none. */
+function decodePost(values: unknown[], [post, user, app]: ArrayPart[]): PostView {
+  const found = (part: ArrayPart) => (values[part.from] != null ? pickArray(values, part) : null);
+  return postView(pickArray(values, post), found(user), found(app));
 }
 
 function postView(post: Record<string, unknown>, user: Record<string, unknown> | null, app: Record<string, unknown> | null): PostView {
