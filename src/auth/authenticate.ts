@@ -49,6 +49,22 @@ function deferrable(c: Context<AppEnv>, reads: Statement[] | undefined): boolean
   return (c.req.method === "GET" || c.req.method === "HEAD") && !reads?.length && c.req.header("upgrade") === undefined;
 }
 
+/** `c.var.auth` from a token row; its scopes. */
+function setAuth(c: Context<AppEnv>, found: TokenRow): string[] {
+  const scopes = scopeList(found.token);
+  c.set("auth", { kind: found.token.userId == null ? "app" : "user", token: found.token, scopes, app: found.app, user: found.user });
+  return scopes;
+}
+
+/**
+ * `c.var.auth` as of the request's own reads: a handler that shows the token's user or app (not
+ * just whose it is) without reading anything first waits for the token's deferred check here.
+ */
+export async function freshAuth(c: Context<AppEnv>) {
+  await c.var.db.settle();
+  return c.var.auth;
+}
+
 /** Once per activity day per token; the day turns at a per-user time after midnight (activityDay). */
 function markActivity(c: Context<AppEnv>, found: TokenRow) {
   const day = found.user ? activityDay(found.user.id, now(c)) : "";
@@ -76,7 +92,7 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
     // the request's first read (src/auth/token-cache.ts), or alone before any write.
     let found = deferrable(c, reads) ? knownToken(hash) : undefined;
     const deferredOn = found ? c.var.db : undefined;
-    if (found) c.var.db.defer(tokenCheck(hash));
+    if (found) c.var.db.defer(tokenCheck(hash, (row) => setAuth(c, row)));
     else {
       let results: RawResult[];
       [found, results] = await findTokenWith(c.var.db, hash, reads ?? []);
@@ -90,8 +106,7 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
       if (!usable(found)) throw ApiError.unauthorized("the access token is unknown or was deleted");
       rememberToken(hash, found);
     }
-    const scopes = scopeList(found.token);
-    c.set("auth", { kind: found.token.userId == null ? "app" : "user", token: found.token, scopes, app: found.app, user: found.user });
+    const scopes = setAuth(c, found);
     if (!deferredOn) markActivity(c, found);
     await next();
     if (deferredOn) {

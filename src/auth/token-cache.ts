@@ -23,14 +23,18 @@ export function rememberToken(hash: string, row: TokenRow): void {
   known.set(hash, row);
 }
 
-/** The check of a known token that rides in the request's first read: refreshes or forgets it. */
-export function tokenCheck(hash: string): DeferredCheck {
+/**
+ * The check of a known token that rides in the request's first read: refreshes or forgets it.
+ * `fresh` gets the row it read (the request's `auth` is then as new as its data).
+ */
+export function tokenCheck(hash: string, fresh: (row: TokenRow) => void): DeferredCheck {
   return {
     query: tokenLookup(hash).query,
     passes(result) {
       const found = decodeToken(result);
       if (!usable(found)) return false;
       rememberToken(hash, found);
+      fresh(found);
       return true;
     },
     failure() {

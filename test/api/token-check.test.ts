@@ -52,6 +52,14 @@ describe("the token check that rides with the first read", () => {
     expect(await presence()).toBe("online");
   });
 
+  it("GET /token shows the user as of now, not as the isolate last saw the token", async () => {
+    const a = await actor("basic stream update_profile");
+    expect((await call("GET", "/token", { token: a.token })).status).toBe(200);
+    await DB.prepare("UPDATE users SET name = 'Renamed Elsewhere' WHERE id = ?").bind(Number(a.user.id)).run();
+    const res = await call("GET", "/token", { token: a.token });
+    expect(res.body.data.user.name).toBe("Renamed Elsewhere");
+  });
+
   it("a deleted token stays refused and a new one works at once", async () => {
     const a = await actor("basic stream");
     expect((await call("GET", "/users/me", { token: a.token })).status).toBe(200);

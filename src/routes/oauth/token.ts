@@ -1,5 +1,6 @@
 import { now } from "../../http/time";
 import { currentUser, userToken } from "../../auth/access";
+import { freshAuth } from "../../auth/authenticate";
 import { publish } from "../../events/publish";
 import { tokenEvent } from "../../events/token-event";
 import { ok } from "../../http/envelope";
@@ -25,9 +26,11 @@ export const tokenRoutes = createRouter()
         "The token the request carries: its app, granted scopes, its user (with `markdown_text`, and `data.email` with the `email` scope) and the user's file storage. Needs a user token; emits nothing.",
       responses: { 200: Envelope(TokenSchema, "Token object", exampleToken), ...tokenResponses },
     }),
-    (c) => {
+    async (c) => {
       currentUser(c);
-      return ok(c, renderToken(c.var.auth!, viewContext(c)));
+      // Shows the user's storage and profile: as of now, not as the isolate last saw the token.
+      const auth = await freshAuth(c);
+      return ok(c, renderToken(auth!, viewContext(c)));
     },
   )
   .openapi(
