@@ -93,19 +93,14 @@ export const RELEVANCE_WINDOW = 1000;
 /**
  * Relevance keyset: the list is ordered by (score ascending — lower is more relevant — and id descending); `before_id` names
  * a message of the list and asks for what ranks after it, `since_id` for what ranks before it.
- * The named message's score comes from the same materialised candidate set, so it compares exactly.
+ * The named message's score comes from the same materialised candidate set, so it compares exactly;
+ * it is read once (a row-value comparison on (score, -id)), each read being a scan of that set.
  */
 export function relevanceBounds(page: Page): SQL {
   const conds: SQL[] = [];
-  const anchor = (id: number) => sql`(SELECT score FROM hits WHERE id = ${id})`;
-  if (page.beforeId !== undefined) {
-    const op = sql.raw(page.beforeInclusive ? "<=" : "<");
-    conds.push(sql`(h.score > ${anchor(page.beforeId)} OR (h.score = ${anchor(page.beforeId)} AND h.id ${op} ${page.beforeId}))`);
-  }
-  if (page.sinceId !== undefined) {
-    const op = sql.raw(page.sinceInclusive ? ">=" : ">");
-    conds.push(sql`(h.score < ${anchor(page.sinceId)} OR (h.score = ${anchor(page.sinceId)} AND h.id ${op} ${page.sinceId}))`);
-  }
+  const key = (id: number) => sql`((SELECT score FROM hits WHERE id = ${id}), ${-id})`;
+  if (page.beforeId !== undefined) conds.push(sql`(h.score, -h.id) ${sql.raw(page.beforeInclusive ? ">=" : ">")} ${key(page.beforeId)}`);
+  if (page.sinceId !== undefined) conds.push(sql`(h.score, -h.id) ${sql.raw(page.sinceInclusive ? "<=" : "<")} ${key(page.sinceId)}`);
   return conds.length ? sql.join(conds, sql` AND `) : sql`true`;
 }
 
