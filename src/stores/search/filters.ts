@@ -143,7 +143,6 @@ export function searchFrame(s: MessageSearch, page: Page, viewerId: number | nul
 
 /** How a search's words select and rank rows on the active backend (score: lower is more relevant). */
 export interface WordMatcher {
-  with: SQL | null;
   from: SQL;
   order: SQL;
   score: SQL;
@@ -157,15 +156,17 @@ export interface WordMatcher {
 export function wordMatcher(table: "posts" | "users", fts: string, pgQuery: () => SQL, ftsMatch: () => string, bm25: SQL): WordMatcher {
   const t = sql.raw(table);
   return dialect.pick<() => WordMatcher>({
+    // The query inline, not in a CTE: the planner folds it to a constant and estimates its
+    // matches from the column's statistics, so a common word walks the primary key newest first
+    // (stopping after the window) and a rare one the GIN index (a CTE's value is unknown when planning).
     postgres: () => ({
-      with: sql`q(query) AS MATERIALIZED (SELECT ${pgQuery()})`,
-      from: sql`${t} WHERE ${t}.search_vector @@ (SELECT query FROM q)`,
+      from: sql`${t} WHERE ${t}.search_vector @@ ${pgQuery()}`,
       order: sql`${t}.id`,
-      score: sql`-ts_rank(${t}.search_vector, (SELECT query FROM q))`,
+      score: sql`-ts_rank(${t}.search_vector, ${pgQuery()})`,
     }),
     sqlite: () => {
       const f = sql.raw(fts);
-      return { with: null, from: sql`${f} CROSS JOIN ${t} ON ${t}.id = ${f}.rowid WHERE ${f} MATCH ${ftsMatch()}`, order: sql`${f}.rowid`, score: bm25 };
+      return { from: sql`${f} CROSS JOIN ${t} ON ${t}.id = ${f}.rowid WHERE ${f} MATCH ${ftsMatch()}`, order: sql`${f}.rowid`, score: bm25 };
     },
   })();
 }
