@@ -104,6 +104,14 @@ export function relevanceBounds(page: Page): SQL {
   return conds.length ? sql.join(conds, sql` AND `) : sql`true`;
 }
 
+/**
+ * How the ranked window (CTE `hits`) is kept: a page named by an anchor (`before_id`/`since_id`)
+ * reads it twice (the anchor's score, then the page), so it is materialised; a first page reads
+ * it once, so it streams into the ranking sort (SQLite counts each read of a materialised row).
+ */
+export const hitsCte = (page: Page): SQL =>
+  sql.raw(page.beforeId !== undefined || page.sinceId !== undefined ? "hits AS MATERIALIZED" : "hits AS NOT MATERIALIZED");
+
 /** The facet filter a "facet" plan would walk: the first present, most selective kinds first. */
 export function facetDriver(s: MessageSearch): [string, string[]] | undefined {
   const options: [string, readonly string[] | undefined][] = [

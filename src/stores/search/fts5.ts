@@ -2,7 +2,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { inList } from "../../db/dialect";
 import type { Page } from "../../http/pagination";
 import { pageBoundsSql } from "../channel-sql";
-import { facetDriver, relevanceBounds, RELEVANCE_WINDOW, searchFrame, type MessageSearch } from "./filters";
+import { facetDriver, hitsCte, relevanceBounds, RELEVANCE_WINDOW, searchFrame, type MessageSearch } from "./filters";
 
 // Message search on D1: FTS5 (porter stemming, bm25 ranking) and a plan chosen inside the statement.
 
@@ -79,17 +79,17 @@ export function fts5SearchSql(s: MessageSearch, page: Page, viewerId: number | n
       WHERE fd.facet = ${driver[0]} AND fd.value IN ${inList(driver[1], "text")} AND ${where}`;
     branches.push(walkMatches(set, planCode.facet));
   }
-  const cand = (name: string) =>
-    sql`${sql.raw(name)} AS MATERIALIZED (${sql.join(
+  const cand = (name: SQL) =>
+    sql`${name} (${sql.join(
       branches.map((b) => sql`SELECT id, score FROM (${b})`),
       sql` UNION ALL `,
     )})`;
 
   if (!relevance) {
-    return sql`WITH ${readable}, ${plan}, ${cand("cand")}, p AS (SELECT id FROM cand)
+    return sql`WITH ${readable}, ${plan}, ${cand(sql`cand AS MATERIALIZED`)}, p AS (SELECT id FROM cand)
       ${render(sql`m.id ${dir(!nf)}`)}`;
   }
-  return sql`WITH ${readable}, ${plan}, ${cand("hits")},
+  return sql`WITH ${readable}, ${plan}, ${cand(hitsCte(page))},
     p AS (SELECT h.id, h.score FROM hits h WHERE ${relevanceBounds(page)}
       ORDER BY h.score ${dir(nf)}, h.id ${dir(!nf)} LIMIT ${page.limit + 1})
     ${render(sql`p.score ${dir(nf)}, m.id ${dir(!nf)}`)}`;
