@@ -102,9 +102,10 @@ const MERGED_CHANNELS_LIMIT = 20;
  * The "channels" plan (code 0) of a page in id order: the searched channels' (channel_id, id)
  * index in `order`, keeping messages that pass `cond` and match (FTS5 seeks the match list to
  * each id), at most `want`. Named channels (up to MERGED_CHANNELS_LIMIT) are one ordered walk
- * each, merged by SQLite's compound ORDER BY, so the walk stops after `want` candidates. Others (`pm`, long lists) walk the readable
- * channels together through a sort, so every message of those channels is read. The plan is
- * chosen only when the channels hold few messages, so the probes (some microseconds each) stay few.
+ * each, merged by SQLite's compound ORDER BY, so the walk stops after `want` candidates. Others
+ * (`pm`, long lists) walk the readable channels together through a sort, so every message of
+ * those channels is read. The plan is chosen only when the channels hold few messages (see the
+ * chooser), so the seeks (~20 µs each) stay few.
  */
 function channelsWalk(s: MessageSearch, cond: SQL, match: string, order: SQL, want: number): SQL {
   const matches = sql`EXISTS (SELECT 1 FROM message_search WHERE message_search MATCH ${match} AND rowid = m.id)`;
