@@ -129,6 +129,11 @@ describe("GET /channels/messages/search: orders and words", () => {
       expect(await viaPlan(`channel_ids=${P},${Q}&q=fox&order=id&count=2&before_id=${m.C.id}`, plan), plan).toEqual(idsOf("B", "A"));
       expect(await viaPlan(`channel_ids=${P},${Q}&q=fox&order=id&count=-2`, plan), plan).toEqual(idsOf("B", "A"));
       expect(await viaPlan(`channel_ids=${P},${Q}&q=fox&order=id&since_id=${m.B.id}`, plan), plan).toEqual(idsOf("D", "C"));
+      // A channel the caller may not read, and a list too long for one walk per channel.
+      expect(await viaPlan(`channel_ids=${P},${Q},${R}&q=fox&order=id`, plan), plan).toEqual(idsOf("D", "C", "B", "A"));
+      const many = [P, Q, R, ...Array.from({ length: 20 }, (_, i) => 900_000 + i)].join(",");
+      expect(await viaPlan(`channel_ids=${many}&q=fox&order=id`, plan), plan).toEqual(idsOf("D", "C", "B", "A"));
+      expect(await viaPlan(`channel_ids=${many}&q=fox`, plan), plan).toEqual(all);
     }
   });
 

@@ -93,21 +93,24 @@ export const RELEVANCE_WINDOW = 1000;
 /**
  * Relevance keyset: the list is ordered by (score ascending — lower is more relevant — and id descending); `before_id` names
  * a message of the list and asks for what ranks after it, `since_id` for what ranks before it.
- * The named message's score comes from the same materialised candidate set, so it compares exactly.
+ * The named message's score comes from the same materialised candidate set, so it compares exactly;
+ * it is read once (a row-value comparison on (score, -id)), each read being a scan of that set.
  */
 export function relevanceBounds(page: Page): SQL {
   const conds: SQL[] = [];
-  const anchor = (id: number) => sql`(SELECT score FROM hits WHERE id = ${id})`;
-  if (page.beforeId !== undefined) {
-    const op = sql.raw(page.beforeInclusive ? "<=" : "<");
-    conds.push(sql`(h.score > ${anchor(page.beforeId)} OR (h.score = ${anchor(page.beforeId)} AND h.id ${op} ${page.beforeId}))`);
-  }
-  if (page.sinceId !== undefined) {
-    const op = sql.raw(page.sinceInclusive ? ">=" : ">");
-    conds.push(sql`(h.score < ${anchor(page.sinceId)} OR (h.score = ${anchor(page.sinceId)} AND h.id ${op} ${page.sinceId}))`);
-  }
+  const key = (id: number) => sql`((SELECT score FROM hits WHERE id = ${id}), ${-id})`;
+  if (page.beforeId !== undefined) conds.push(sql`(h.score, -h.id) ${sql.raw(page.beforeInclusive ? ">=" : ">")} ${key(page.beforeId)}`);
+  if (page.sinceId !== undefined) conds.push(sql`(h.score, -h.id) ${sql.raw(page.sinceInclusive ? "<=" : "<")} ${key(page.sinceId)}`);
   return conds.length ? sql.join(conds, sql` AND `) : sql`true`;
 }
+
+/**
+ * How the ranked window (CTE `hits`) is kept: a page named by an anchor (`before_id`/`since_id`)
+ * reads it twice (the anchor's score, then the page), so it is materialised; a first page reads
+ * it once, so it streams into the ranking sort (SQLite counts each read of a materialised row).
+ */
+export const hitsCte = (page: Page): SQL =>
+  sql.raw(page.beforeId !== undefined || page.sinceId !== undefined ? "hits AS MATERIALIZED" : "hits AS NOT MATERIALIZED");
 
 /** The facet filter a "facet" plan would walk: the first present, most selective kinds first. */
 export function facetDriver(s: MessageSearch): [string, string[]] | undefined {
@@ -148,7 +151,6 @@ export function searchFrame(s: MessageSearch, page: Page, viewerId: number | nul
 
 /** How a search's words select and rank rows on the active backend (score: lower is more relevant). */
 export interface WordMatcher {
-  with: SQL | null;
   from: SQL;
   order: SQL;
   score: SQL;
@@ -162,15 +164,17 @@ export interface WordMatcher {
 export function wordMatcher(table: "posts" | "users", fts: string, pgQuery: () => SQL, ftsMatch: () => string, bm25: SQL): WordMatcher {
   const t = sql.raw(table);
   return dialect.pick<() => WordMatcher>({
+    // The query inline, not in a CTE: the planner folds it to a constant and estimates its
+    // matches from the column's statistics, so a common word walks the primary key newest first
+    // (stopping after the window) and a rare one the GIN index (a CTE's value is unknown when planning).
     postgres: () => ({
-      with: sql`q(query) AS MATERIALIZED (SELECT ${pgQuery()})`,
-      from: sql`${t} WHERE ${t}.search_vector @@ (SELECT query FROM q)`,
+      from: sql`${t} WHERE ${t}.search_vector @@ ${pgQuery()}`,
       order: sql`${t}.id`,
-      score: sql`-ts_rank(${t}.search_vector, (SELECT query FROM q))`,
+      score: sql`-ts_rank(${t}.search_vector, ${pgQuery()})`,
     }),
     sqlite: () => {
       const f = sql.raw(fts);
-      return { with: null, from: sql`${f} CROSS JOIN ${t} ON ${t}.id = ${f}.rowid WHERE ${f} MATCH ${ftsMatch()}`, order: sql`${f}.rowid`, score: bm25 };
+      return { from: sql`${f} CROSS JOIN ${t} ON ${t}.id = ${f}.rowid WHERE ${f} MATCH ${ftsMatch()}`, order: sql`${f}.rowid`, score: bm25 };
     },
   })();
 }

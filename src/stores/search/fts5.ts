@@ -2,7 +2,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { inList } from "../../db/dialect";
 import type { Page } from "../../http/pagination";
 import { pageBoundsSql } from "../channel-sql";
-import { facetDriver, relevanceBounds, RELEVANCE_WINDOW, searchFrame, type MessageSearch } from "./filters";
+import { facetDriver, hitsCte, relevanceBounds, RELEVANCE_WINDOW, searchFrame, type MessageSearch } from "./filters";
 
 // Message search on D1: FTS5 (porter stemming, bm25 ranking) and a plan chosen inside the statement.
 
@@ -24,28 +24,34 @@ export type SearchPlan = "fts" | "channels" | "facet";
  * channels that pass the filters, newest first) come from the cheapest of three plans, chosen
  * inside the statement without scanning anything large:
  *   - "facet": when a facet filter (file, urls, mentions, tags, ...) names at most
- *     FACET_DRIVER_LIMIT facet rows (counted on the facet index), walk those rows;
+ *     FACET_DRIVER_LIMIT facet rows (counted on the facet index), walk the match list keeping
+ *     the ids those rows name (a set read once);
  *   - "fts": walk the match list newest first and look each message up; cheap when the
  *     searched channels hold a large share of all messages (channel counters tell), as about
  *     want / share lookups find enough candidates;
- *   - "channels": walk the searched channels' (channel_id, id) index keeping ids in the match
- *     set; cheap when the channels hold a small share (no per-match row lookups).
+ *   - "channels": the searched channels' messages (their (channel_id, id) index); cheap when
+ *     the channels hold a small share. For a page in id order, each channel's index is walked
+ *     in order and merged (`channelsWalk`), FTS5 seeking the match list per message, so the walk
+ *     stops after a page; for `order=relevance`, the match list is walked keeping the ids of the
+ *     channels' set (read once), as the bm25 walk reads those matches anyway (below).
+ * No plan reads the whole match list into a set: that cost grows with every match of the words.
  * The unused plans' branches get LIMIT 0, which stops them before their loops start (a WHERE
  * guard would not: SQLite does not hoist terms with subqueries out of the loop).
- * `order=relevance` takes the newest RELEVANCE_WINDOW candidates and computes bm25 for those
- * alone, so the cost stays bounded however common the words are; `order=id` takes one page.
+ * `order=relevance` takes the newest RELEVANCE_WINDOW candidates with their bm25, computed in the
+ * same walk of the match list (bm25 needs an FTS5 cursor over the match list: a per-candidate
+ * probe would count each word's matches again per candidate); `order=id` takes one page.
  */
 export function fts5SearchSql(s: MessageSearch, page: Page, viewerId: number | null, forcePlan?: SearchPlan): SQL {
   const { where, dir, nf, readable, render, withoutWords } = searchFrame(s, page, viewerId);
   if (!s.terms.length) return withoutWords;
 
   const match = ftsQuery(s.terms);
-  const matched = sql`(SELECT rowid FROM message_search WHERE message_search MATCH ${match})`;
   const relevance = s.order === "relevance";
   // Candidates wanted: a relevance window (newest first), or one page in id order.
   const want = relevance ? RELEVANCE_WINDOW : page.limit + 1;
   const bounds = (col: string) => (relevance ? sql`true` : pageBoundsSql(col, page));
   const order = relevance ? sql`DESC` : dir(!nf);
+  const score = relevance ? sql`bm25(message_search)` : sql`NULL`;
   const driver = facetDriver(s);
   const planCode = { channels: 0, fts: 1, facet: 2 } as const;
   const chosen = forcePlan
@@ -56,37 +62,62 @@ export function fts5SearchSql(s: MessageSearch, page: Page, viewerId: number | n
       (SELECT coalesce(sum(c.messages), 0) FROM channels c WHERE c.id IN (SELECT id FROM readable)) AS cm,
       (SELECT coalesce(max(id), 0) FROM messages) AS t))`;
   const limitFor = (code: number) => sql`LIMIT (SELECT CASE WHEN code = ${sql.raw(String(code))} THEN ${want} ELSE 0 END FROM plan)`;
-  // `+m.id IN matched`: the match set filters the walk; as an index key it would be probed per channel.
+  // The match list in order, kept to the ids of `set` (`+rowid`: as an FTS constraint the match would be re-run per id).
+  const walkMatches = (set: SQL, code: number) =>
+    sql`SELECT rowid AS id, ${score} AS score FROM message_search WHERE message_search MATCH ${match} AND +rowid IN (${set})
+      AND ${bounds("rowid")} ORDER BY rowid ${order} ${limitFor(code)}`;
   const branches = [
-    sql`SELECT m.id FROM message_search CROSS JOIN messages m ON m.id = message_search.rowid
+    sql`SELECT m.id AS id, ${score} AS score FROM message_search CROSS JOIN messages m ON m.id = message_search.rowid
       WHERE message_search MATCH ${match} AND ${where} AND ${bounds("message_search.rowid")}
       ORDER BY message_search.rowid ${order} ${limitFor(planCode.fts)}`,
-    sql`SELECT m.id FROM messages m INDEXED BY messages_channel
-      WHERE +m.id IN ${matched} AND ${where} AND ${bounds("m.id")}
-      ORDER BY m.id ${order} ${limitFor(planCode.channels)}`,
+    relevance
+      ? walkMatches(sql`SELECT m.id FROM messages m INDEXED BY messages_channel WHERE ${where}`, planCode.channels)
+      : sql`SELECT id, NULL AS score FROM (${channelsWalk(s, sql`${where} AND ${bounds("m.id")}`, match, order, want)})`,
   ];
   if (driver) {
-    // DISTINCT: a message can carry several of the facet values.
-    branches.push(sql`SELECT DISTINCT m.id FROM message_facets fd CROSS JOIN messages m ON m.id = fd.message_id
-      WHERE fd.facet = ${driver[0]} AND fd.value IN ${inList(driver[1], "text")}
-        AND +m.id IN ${matched} AND ${where} AND ${bounds("m.id")}
-      ORDER BY m.id ${order} ${limitFor(planCode.facet)}`);
+    const set = sql`SELECT fd.message_id FROM message_facets fd CROSS JOIN messages m ON m.id = fd.message_id
+      WHERE fd.facet = ${driver[0]} AND fd.value IN ${inList(driver[1], "text")} AND ${where}`;
+    branches.push(walkMatches(set, planCode.facet));
   }
-  const cand = sql`cand AS MATERIALIZED (${sql.join(
-    branches.map((b) => sql`SELECT id FROM (${b})`),
-    sql` UNION ALL `,
-  )})`;
+  const cand = (name: SQL) =>
+    sql`${name} (${sql.join(
+      branches.map((b) => sql`SELECT id, score FROM (${b})`),
+      sql` UNION ALL `,
+    )})`;
 
   if (!relevance) {
-    return sql`WITH ${readable}, ${plan}, ${cand}, p AS (SELECT id FROM cand)
+    return sql`WITH ${readable}, ${plan}, ${cand(sql`cand AS MATERIALIZED`)}, p AS (SELECT id FROM cand)
       ${render(sql`m.id ${dir(!nf)}`)}`;
   }
-  // bm25 only for the candidates: the match list from the oldest candidate on, kept to the
-  // candidate set (`+rowid`: as an FTS constraint the match would be re-run per id).
-  return sql`WITH ${readable}, ${plan}, ${cand},
-    hits AS MATERIALIZED (SELECT rowid AS id, bm25(message_search) AS score FROM message_search
-      WHERE message_search MATCH ${match} AND rowid >= (SELECT min(id) FROM cand) AND +rowid IN (SELECT id FROM cand)),
+  return sql`WITH ${readable}, ${plan}, ${cand(hitsCte(page))},
     p AS (SELECT h.id, h.score FROM hits h WHERE ${relevanceBounds(page)}
       ORDER BY h.score ${dir(nf)}, h.id ${dir(!nf)} LIMIT ${page.limit + 1})
     ${render(sql`p.score ${dir(nf)}, m.id ${dir(!nf)}`)}`;
+}
+
+/** Most named channels the "channels" plan merges one index walk each of (a larger list walks them together). */
+const MERGED_CHANNELS_LIMIT = 20;
+
+/**
+ * The "channels" plan (code 0) of a page in id order: the searched channels' (channel_id, id)
+ * index in `order`, keeping messages that pass `cond` and match (FTS5 seeks the match list to
+ * each id), at most `want`. Named channels (up to MERGED_CHANNELS_LIMIT) are one ordered walk
+ * each, merged by SQLite's compound ORDER BY, so the walk stops after `want` candidates. Others
+ * (`pm`, long lists) walk the readable channels together through a sort, so every message of
+ * those channels is read. The plan is chosen only when the channels hold few messages (see the
+ * chooser), so the seeks (~20 µs each) stay few.
+ */
+function channelsWalk(s: MessageSearch, cond: SQL, match: string, order: SQL, want: number): SQL {
+  const matches = sql`EXISTS (SELECT 1 FROM message_search WHERE message_search MATCH ${match} AND rowid = m.id)`;
+  const limit = sql`LIMIT (SELECT CASE WHEN code = 0 THEN ${want} ELSE 0 END FROM plan)`;
+  if (s.channels === "pm" || s.channels.length > MERGED_CHANNELS_LIMIT) {
+    return sql`SELECT m.id FROM messages m INDEXED BY messages_channel WHERE ${cond} AND ${matches} ORDER BY m.id ${order} ${limit}`;
+  }
+  // An arm is a lazy ordered walk only without a LIMIT of its own; its channel key is NULL (no
+  // rows) for a channel the viewer may not read.
+  const arms = s.channels.map(
+    (c) => sql`SELECT m.id FROM messages m INDEXED BY messages_channel
+      WHERE m.channel_id = (SELECT id FROM readable WHERE id = ${c}) AND ${cond} AND ${matches}`,
+  );
+  return sql`SELECT id FROM (${sql.join(arms, sql` UNION ALL `)} ORDER BY 1 ${order} ${limit})`;
 }

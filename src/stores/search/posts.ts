@@ -7,7 +7,7 @@ import { filterConditions, visibleTo } from "../post-lists";
 import { pageRow } from "../posts";
 import { ftsQuery } from "./fts5";
 import { tsQuery } from "./postgres";
-import { relevanceBounds, RELEVANCE_WINDOW, wordMatcher, type SearchFilters } from "./filters";
+import { hitsCte, relevanceBounds, RELEVANCE_WINDOW, wordMatcher, type SearchFilters } from "./filters";
 
 // Post search (GET /posts/search): live original posts (no reposts), every filter a condition on
 // the post or an EXISTS on its facets, words matched per backend like message search: FTS5's
@@ -111,13 +111,12 @@ export function postSearchPage(s: PostSearch, page: Page, viewerId: number | nul
     return sql`SELECT ${byId(sql`posts.id`)} FROM posts WHERE ${where} AND ${pageBoundsSql("posts.id", page)} ORDER BY posts.id ${dir(!nf)} LIMIT ${limit}`;
   }
   const m = matcher(s.terms);
-  const withQ = m.with ? sql`WITH ${m.with} ` : sql``;
   if (s.order === "id") {
-    return sql`${withQ}SELECT ${byId(sql`posts.id`)} FROM ${m.from} AND ${where} AND ${pageBoundsSql("posts.id", page)}
+    return sql`SELECT ${byId(sql`posts.id`)} FROM ${m.from} AND ${where} AND ${pageBoundsSql("posts.id", page)}
       ORDER BY ${m.order} ${dir(!nf)} LIMIT ${limit}`;
   }
   const ranked = sql`row_number() OVER (ORDER BY h.score ${dir(nf)}, h.id ${dir(!nf)})`;
-  return sql`WITH ${m.with ? sql`${m.with}, ` : sql``}hits AS MATERIALIZED (SELECT posts.id AS id, ${m.score} AS score FROM ${m.from} AND ${where}
+  return sql`WITH ${hitsCte(page)} (SELECT posts.id AS id, ${m.score} AS score FROM ${m.from} AND ${where}
       ORDER BY ${m.order} DESC LIMIT ${RELEVANCE_WINDOW}),
     p AS (SELECT h.id, h.score FROM hits h WHERE ${relevanceBounds(page)} ORDER BY h.score ${dir(nf)}, h.id ${dir(!nf)} LIMIT ${limit})
     SELECT ${pageRow(sql`h.id`, sql`h.id`, ranked)} FROM p h`;

@@ -67,10 +67,10 @@ export function userSearchPage(s: UserSearch, page: Page, viewerId: number | nul
   }
   const m = matcher(s.terms);
   if (s.order === "id") {
-    return sql`${m.with ? sql`WITH ${m.with} ` : sql``}SELECT ${byId} FROM ${m.from} AND ${where} AND ${pageBoundsSql("users.id", page)}
+    return sql`SELECT ${byId} FROM ${m.from} AND ${where} AND ${pageBoundsSql("users.id", page)}
       ORDER BY ${m.order} ${dir(!nf)} LIMIT ${limit}`;
   }
-  return sql`WITH ${m.with ? sql`${m.with}, ` : sql``}hits AS MATERIALIZED (SELECT users.id AS id, ${m.score} AS score FROM ${m.from} AND ${where}
+  return sql`WITH hits AS MATERIALIZED (SELECT users.id AS id, ${m.score} AS score FROM ${m.from} AND ${where}
       ORDER BY ${m.order} DESC LIMIT ${RELEVANCE_WINDOW}),
     p AS (SELECT h.id, h.score FROM hits h WHERE ${relevanceBounds(page)} ORDER BY h.score ${dir(nf)}, h.id ${dir(!nf)} LIMIT ${limit})
     SELECT h.id AS id, h.id AS pid, row_number() OVER (ORDER BY h.score ${dir(nf)}, h.id ${dir(!nf)}) AS pos FROM p h`;
