@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { actor, call } from "../support/client";
 import { createPost, idsOf } from "../support/fixtures";
+import { DB } from "../support/db";
 
 // GET /posts/search: words, order, keyset pages of the ranking, every filter (issue 17).
 
@@ -105,5 +106,26 @@ describe("GET /posts/search", { timeout: 60_000 }, () => {
       expect(res.status, q).toBe(400);
       expect(res.body.meta.error_message).toContain(name);
     }
+  });
+});
+
+// Last in the file: its thousands of posts would crowd the lists of the tests above.
+describe("GET /posts/search over many posts", { timeout: 120_000 }, () => {
+  it("ranks the newest matches however many posts came after them (Postgres walks the newest 5,000 posts first)", async () => {
+    const [a, b] = await Promise.all([actor(SCOPES), actor(SCOPES)]);
+    const old = await post(a, "a quokka at dawn");
+    const appId = (await DB.prepare("select app_id from posts where id = ?").bind(Number(old.id)).first<{ app_id: number }>("app_id"))!;
+    for (let start = 0; start < 5200; start += 520) {
+      const rows = Array.from({ length: 520 }, (_, i) => `(${Number(b.user.id)}, ${appId}, 0, 'filler post ${start + i}', 1000, 1000)`);
+      await DB.prepare(`insert into posts (user_id, app_id, thread_id, text, created_at, revised_at) values ${rows.join(", ")}`).run();
+    }
+    await DB.prepare("update posts set thread_id = id where thread_id = 0").run();
+    expect(await search("q=quokka")).toEqual([old.id]);
+    expect(await search("q=quokka&order=id")).toEqual([old.id]);
+    const fresh = await post(a, "another quokka");
+    expect((await search("q=quokka")).sort()).toEqual([old.id, fresh.id].sort());
+    // A word of every filler post: the window is the newest matches, the old post is not among them.
+    expect(await search("q=filler&count=5&order=id")).toHaveLength(5);
+    expect(await search("q=filler")).not.toContain(old.id);
   });
 });
