@@ -18,15 +18,10 @@ export interface DbMeter {
 const metaRows = (r: unknown) => Number((r as D1Result | undefined)?.meta?.rows_read ?? 0);
 
 /**
- * Wraps a D1 binding so that every round trip to the database (a statement's first/all/run/raw,
- * a batch, an exec) is counted, and the rows it read summed, for the headers of test mode.
+ * `d1` with every round trip to the database (a statement's first/all/run/raw, a batch, an exec)
+ * run through `around`, which gets the call to make and the method's name.
  */
-function countingD1(d1: D1Database, meter: DbMeter): D1Database {
-  const count = () => meter.call();
-  const read = (results: unknown) => {
-    if (!meter.rowsRead) return;
-    for (const r of Array.isArray(results) ? results : [results]) meter.rowsRead(metaRows(r));
-  };
+function aroundRoundTrips(d1: D1Database, around: (call: () => Promise<unknown>, method: PropertyKey) => Promise<unknown>): D1Database {
   const unwrapped = new WeakMap<object, D1PreparedStatement>();
   const wrap = (stmt: D1PreparedStatement): D1PreparedStatement => {
     const proxy = new Proxy(stmt, {
@@ -35,12 +30,7 @@ function countingD1(d1: D1Database, meter: DbMeter): D1Database {
         const value = Reflect.get(target, prop, target);
         if (typeof value !== "function") return value;
         if (!STATEMENT_CALLS.has(prop)) return value.bind(target);
-        return async (...args: unknown[]) => {
-          count();
-          const result = await value.apply(target, args);
-          if (prop === "all" || prop === "run") read(result);
-          return result;
-        };
+        return (...args: unknown[]) => around(() => value.apply(target, args), prop);
       },
     });
     unwrapped.set(proxy, stmt);
@@ -49,59 +39,35 @@ function countingD1(d1: D1Database, meter: DbMeter): D1Database {
   return new Proxy(d1, {
     get(target, prop) {
       if (prop === "prepare") return (query: string) => wrap(target.prepare(query));
-      if (prop === "batch") {
-        return async (stmts: D1PreparedStatement[]) => {
-          count();
-          const results = await target.batch(stmts.map((s) => unwrapped.get(s) ?? s));
-          read(results);
-          return results;
-        };
-      }
-      if (prop === "exec") {
-        return (query: string) => {
-          count();
-          return target.exec(query);
-        };
-      }
+      if (prop === "batch") return (stmts: D1PreparedStatement[]) => around(() => target.batch(stmts.map((s) => unwrapped.get(s) ?? s)), prop);
+      if (prop === "exec") return (query: string) => around(() => target.exec(query), prop);
       const value = Reflect.get(target, prop, target);
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
 }
 
-/** `d1` whose every round trip first awaits `before` (a deferred check: ./deferred-check.ts). */
-function gated(d1: D1Database, before: () => Promise<void>): D1Database {
-  const unwrapped = new WeakMap<object, D1PreparedStatement>();
-  const wrap = (stmt: D1PreparedStatement): D1PreparedStatement => {
-    const proxy = new Proxy(stmt, {
-      get(target, prop) {
-        if (prop === "bind") return (...values: unknown[]) => wrap(target.bind(...values));
-        const value = Reflect.get(target, prop, target);
-        if (typeof value !== "function") return value;
-        if (!STATEMENT_CALLS.has(prop)) return value.bind(target);
-        return async (...args: unknown[]) => {
-          await before();
-          return value.apply(target, args);
-        };
-      },
-    });
-    unwrapped.set(proxy, stmt);
-    return proxy;
-  };
-  return new Proxy(d1, {
-    get(target, prop) {
-      if (prop === "prepare") return (query: string) => wrap(target.prepare(query));
-      if (prop === "batch") {
-        return async (stmts: D1PreparedStatement[]) => {
-          await before();
-          return target.batch(stmts.map((s) => unwrapped.get(s) ?? s));
-        };
-      }
-      const value = Reflect.get(target, prop, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
+/**
+ * Wraps a D1 binding so that every round trip to the database is counted, and the rows it read
+ * summed (D1's meta of batches and `all`/`run`), for the headers of test mode.
+ */
+function countingD1(d1: D1Database, meter: DbMeter): D1Database {
+  return aroundRoundTrips(d1, async (call, method) => {
+    meter.call();
+    const result = await call();
+    if (meter.rowsRead && (method === "all" || method === "run" || method === "batch")) {
+      for (const r of Array.isArray(result) ? result : [result]) meter.rowsRead(metaRows(r));
+    }
+    return result;
   });
 }
+
+/** `d1` whose every round trip first awaits `before` (a deferred check: ./deferred-check.ts). */
+const gated = (d1: D1Database, before: () => Promise<void>): D1Database =>
+  aroundRoundTrips(d1, async (call) => {
+    await before();
+    return call();
+  });
 
 type D1Orm = DrizzleD1Database<typeof tables>;
 
