@@ -6,7 +6,7 @@ import { layered } from "./per-request";
 import { readRouter, type ReadRouter } from "./pg-replica";
 import type { ReadSession } from "./read-session";
 import type { Executor, Query } from "./types";
-import { readsOnly as readsOnlyText } from "./deferred-check";
+import { readsOnly } from "./deferred-check";
 
 // Results read the same as D1's, decided once for the isolate (the driver's parsers are global):
 // int8 (ids, count(*)) and numeric (sum) as numbers — ids stay below 2^53; booleans as 0/1 as
@@ -44,9 +44,6 @@ const retryable = (err: unknown) => {
 };
 const pause = (attempt: number) => new Promise((r) => setTimeout(r, Math.random() * Math.min(250, 5 * 2 ** attempt)));
 
-/** A statement that only reads: runs without serializable bookkeeping. */
-const readsOnly = (q: { query: string }) => readsOnlyText(q.query);
-
 type Client = NeonQueryFunction<false, true>;
 type Pending = NeonQueryPromise<false, true>;
 const textOf = (q: Pending) => (q as unknown as { queryData: { query: string } }).queryData.query;
@@ -61,7 +58,7 @@ export function rawClient(url: string): Client {
 
 /** Runs `queries` as one transaction on `raw`: Serializable and retried, or one read-only snapshot. */
 async function runTransaction(raw: Client, queries: Pending[], opts: object, count: () => void) {
-  const reads = queries.every((q) => readsOnly({ query: textOf(q) }));
+  const reads = queries.every((q) => readsOnly(textOf(q)));
   const mode = reads ? { isolationLevel: "RepeatableRead", readOnly: true } : { isolationLevel: "Serializable" };
   for (let attempt = 0; ; attempt++) {
     count();
@@ -93,7 +90,7 @@ function countedClient(raw: Client, count: () => void, router?: ReadRouter, befo
         count();
         return p;
       }
-      if (readsOnly({ query: textOf(p) })) return router.read([p]).then((r) => r[0]);
+      if (readsOnly(textOf(p))) return router.read([p]).then((r) => r[0]);
       count();
       router.wrote();
       return p;
@@ -118,7 +115,7 @@ function countedClient(raw: Client, count: () => void, router?: ReadRouter, befo
     unsafe: raw.unsafe,
     transaction: async (queries: Pending[], opts: object = {}) => {
       await before?.();
-      if (router && queries.every((q) => readsOnly({ query: textOf(q) }))) return router.read(queries);
+      if (router && queries.every((q) => readsOnly(textOf(q)))) return router.read(queries);
       router?.wrote();
       return runTransaction(raw, queries, opts, count);
     },
@@ -159,7 +156,7 @@ export function openPg({ url, readUrl, proxy }: PgUrls, count: () => void = () =
       const prepared = queries.map((q) => client.query(q.sql, q.params, { arrayMode: q.arrayMode ?? false, fullResults: true }) as Pending);
       // One statement that only reads is a snapshot by itself: sent alone it spares the proxy
       // and the server a BEGIN and a COMMIT (a hot read is usually one statement).
-      if (prepared.length === 1 && readsOnly({ query: queries[0].sql })) return [await prepared[0]];
+      if (prepared.length === 1 && readsOnly(queries[0].sql)) return [await prepared[0]];
       return client.transaction(prepared);
     },
     rows: (native) => {
