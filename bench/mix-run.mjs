@@ -59,6 +59,16 @@ export async function measureMix({ root, url, data, headers, connections, second
       non2xx: Object.values(w.types).reduce((s, t) => s + t.non2xx, 0),
       types: w.types,
     };
+    // BENCH_WRITES_ALONE=1: each write type alone too (what one kind costs the runtime).
+    if (process.env.BENCH_WRITES_ALONE === "1") {
+      out.writes_alone = {};
+      for (const type of Object.keys(WRITES)) {
+        const r = await child(root, { ...base, duration: seconds, weights: { [type]: 1 } }, jobFile);
+        const t = r.types[type] ?? { count: 0 };
+        out.writes_alone[type] = { requests_per_s: +(t.count / r.seconds).toFixed(1), p50_ms: t.p50_ms, p99_ms: t.p99_ms, non2xx: t.non2xx };
+        log(`  ${type} alone: ${out.writes_alone[type].requests_per_s} req/s, p50 ${t.p50_ms} ms, p99 ${t.p99_ms} ms`);
+      }
+    }
   }
   return out;
 }

@@ -248,7 +248,7 @@ export async function seedData(db, { appId, actorIds, now }) {
  */
 export async function deriveStoredState(db) {
   const run = (sql) => db.batch([db.prepare(sql)]);
-  await run(`INSERT INTO merged_authors (user_id) SELECT id FROM users WHERE followers > 5000 OR posts > 5000 ON CONFLICT DO NOTHING`);
+  await run(`INSERT INTO merged_authors (user_id) SELECT id FROM users WHERE followers > 500 OR posts > 1000 ON CONFLICT DO NOTHING`);
   await run(`INSERT INTO home_items (user_id, post_id) SELECT user_id, id FROM posts WHERE true ON CONFLICT DO NOTHING`);
   await run(`INSERT INTO home_items (user_id, post_id) SELECT f.follower_id, p.id FROM follows f JOIN posts p ON p.user_id = f.followed_id
     WHERE f.followed_id NOT IN (SELECT user_id FROM merged_authors) ON CONFLICT DO NOTHING`);

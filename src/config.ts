@@ -19,11 +19,14 @@ export const LIMITS = {
  * Home timelines fanned out on write (stores/home-timeline.ts, docs/contract-choices/posts-and-graph.md, "Home timelines"). An author
  * with more followers than `fanoutMaxFollowers`, or more posts than `backfillMaxPosts` when someone
  * follows them, becomes a merged author (for good): their posts are not copied to followers, and
- * each home timeline page reads at most `count + 1` of them per merged author it follows. So a
- * post writes at most fanoutMaxFollowers + 1 rows and a follow at most about backfillMaxPosts.
- * Migration home_timelines (0015 on D1, 0012 on Postgres) backfilled existing data with them.
+ * each home timeline page reads, per merged author it follows, an index seek and their posts within
+ * the page's span (at most `count + 1`). So a post writes at most fanoutMaxFollowers + 1 rows and a
+ * follow at most about backfillMaxPosts: kept low because every written row costs the one primary
+ * (D1 serialises writes), while a merged author's few rows per read can go to read replicas.
+ * Migration home_timelines (0015 on D1, 0012 on Postgres) backfilled existing data with 5,000 for
+ * both; authors past the lower thresholds become merged on their next follow.
  */
-export const HOME_TIMELINES = { fanoutMaxFollowers: 5_000, backfillMaxPosts: 5_000 } as const;
+export const HOME_TIMELINES = { fanoutMaxFollowers: 500, backfillMaxPosts: 1_000 } as const;
 
 /** Further limits the contract names outside /sys/config. */
 export const MORE_LIMITS = {
