@@ -1,7 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { HOME_TIMELINES } from "../config";
 import { isPostgres } from "../db/backend";
-import { int } from "../db/dialect";
+import { int, unindexed } from "../db/dialect";
 import type { Page } from "../http/pagination";
 import { pageRow } from "./posts";
 
@@ -76,28 +76,43 @@ export function homePage(userId: unknown, withMentions: boolean, page: Page, vis
   const homeNth = sql`(select hn.id from home_walk hn order by hn.id ${dir} limit 1 offset (${n} - 1))`;
   const atOrBefore = (bound: SQL) =>
     page.newestFirst ? sql`posts.id >= coalesce(${bound}, 0)` : sql`posts.id <= coalesce(${bound}, ${Number.MAX_SAFE_INTEGER})`;
-  // A followed merged author's page: their posts in the page's direction, not past the home
-  // walk's page-th post (`hw.lo`: a column, so computed once, not once per author).
-  const authorWalk = sql`select posts.id as id from posts where posts.user_id = ma.user_id and ${bounds(sql`posts.id`)} and ${atOrBefore(sql`hw.lo`)}
+  // The merged authors the user follows (a CTE: named by both ways below and by the choice).
+  const followedMerged = sql`select ma.user_id from merged_authors ma
+    where exists(select 1 from follows mf where mf.follower_id = ${userId} and mf.followed_id = ma.user_id)`;
+  // Two exact ways to the followed merged authors' posts of the page, one chosen per request by
+  // a one-time condition on the authors' post counts (users.posts, a few rows):
+  // - `byAuthor`: each author's own walk (`(user_id, id)` index) cut at a page: about a page per
+  //   author at most, cheap when they post little next to the rest;
+  // - `byRecency`: one walk of all posts newest first keeping theirs, cut at a page: about
+  //   count ÷ (their share of all posts) rows, cheap when they write much of what is posted.
+  // byRecency when count ÷ share < authors × count ÷ 2, i.e. authors × their posts ≥ 2 × all posts.
+  const recencyPays = sql`(case when (select count(*) * coalesce(sum(mu.posts), 0) from users mu where mu.id in (select user_id from merged_followed))
+    >= 2 * coalesce((select max(ap.id) from posts ap) - (select min(aq.id) from posts aq) + 1, 0) then 1 else 0 end)`;
+  // An author's walk: their posts in the page's direction, not past the home walk's page-th post
+  // (`hw.lo`: a column, so computed once, not once per author).
+  const authorWalk = sql`select posts.id as id from posts where posts.user_id = mfa.user_id and ${bounds(sql`posts.id`)} and ${atOrBefore(sql`hw.lo`)}
     and ${visible} order by posts.id ${dir} limit ${n}`;
+  // `hw`: the home walk's bound and the choice, one row computed once; a condition on it stops
+  // the way not chosen before it walks anything.
+  const byAuthor = isPostgres
+    ? sql`select mp.id as id from hw cross join merged_followed mfa cross join lateral (${authorWalk}) mp where hw.by_recency = 0`
+    : // CROSS JOIN: SQLite walks the authors first (else it scans posts); it has no LATERAL, and
+      // takes `id IN (the author's walk)`, which it runs once per author.
+      sql`select mp.id as id from hw cross join merged_followed mfa cross join posts mp where hw.by_recency = 0 and mp.id in (${authorWalk})`;
+  const byRecency = sql`select posts.id as id from hw cross join posts where hw.by_recency = 1 and ${bounds(sql`posts.id`)} and ${atOrBefore(sql`hw.lo`)}
+    and ${unindexed(sql`posts.user_id`)} in (select user_id from merged_followed) and ${visible} order by posts.id ${dir} limit ${n}`;
   const pos = page.newestFirst ? sql`-hs.id` : sql`hs.id`;
   const source = (ids: SQL) => sql`select ${pageRow(sql`hs.id`, sql`hs.id`, pos)} from (${ids}) hs`;
   const sources = [
     // The home walk is read twice (its page, and its page-th post): a CTE named twice is
     // materialized once by SQLite and Postgres alike.
     source(sql`select home_walk.id as id from home_walk`),
-    // CROSS JOIN: SQLite walks merged_authors first (else it scans posts); it has no LATERAL, and
-    // takes `id IN (the author's walk)`, which it runs once per author.
-    source(
-      isPostgres
-        ? sql`select mp.id as id from (select ${homeNth} as lo) hw cross join merged_authors ma cross join lateral (${authorWalk}) mp
-          where exists(select 1 from follows mf where mf.follower_id = ${userId} and mf.followed_id = ma.user_id)`
-        : sql`select mp.id as id from (select ${homeNth} as lo) hw cross join merged_authors ma cross join posts mp
-          where exists(select 1 from follows mf where mf.follower_id = ${userId} and mf.followed_id = ma.user_id) and mp.id in (${authorWalk})`,
-    ),
+    source(byAuthor),
+    source(byRecency),
   ];
   if (withMentions) sources.push(source(walk(sql`post_mentions pm join posts on posts.id = pm.post_id`, "pm.post_id", sql`pm.user_id = ${userId}`)));
   // ORDER BY on the compound itself: SQLite merges the sorted sources lazily up to the limit
   // (no temporary tables), and UNION drops a post two sources hold.
-  return sql`with home_walk as (${homeWalk}) ${sql.join(sources, sql` union `)} order by id ${dir} limit ${n}`;
+  return sql`with home_walk as (${homeWalk}), merged_followed as (${followedMerged}),
+    hw as (select ${homeNth} as lo, ${recencyPays} as by_recency) ${sql.join(sources, sql` union `)} order by id ${dir} limit ${n}`;
 }
