@@ -51,6 +51,28 @@ function d1Like(client) {
   };
 }
 
+/** BENCH_PG_KEEP=1: leave the cluster (seeded, as the run left it) running after the bench, to EXPLAIN its statements. */
+const KEEP = process.env.BENCH_PG_KEEP === "1";
+const EXPLAIN_MS = process.env.BENCH_PG_EXPLAIN_MS;
+
+/**
+ * Server settings that log every statement slower than `ms` with its parameters, and its plan as
+ * EXPLAIN (ANALYZE, BUFFERS) gives it (auto_explain), to the cluster's server.log. Instrumenting
+ * costs time itself: for finding plans, not for figures.
+ */
+const explainSettings = (ms) => ({
+  shared_preload_libraries: "pg_stat_statements,auto_explain",
+  log_min_duration_statement: ms,
+  log_parameter_max_length: -1,
+  "auto_explain.log_min_duration": ms,
+  "auto_explain.log_analyze": "on",
+  "auto_explain.log_buffers": "on",
+  "auto_explain.log_nested_statements": "on",
+});
+
+const keepHint = (c) =>
+  `data dir ${c.dir}, log ${c.dir}/server.log; psql -h ${c.dir} -p ${c.port} -U postgres ${DB}; stop: node scripts/pg/cluster.mjs stop --dir ${c.dir}`;
+
 /**
  * Starts the cluster and the proxy on free ports and migrates a fresh database. Both are stopped by
  * stop(), and also when this process exits any other way (error, SIGINT/SIGTERM): the cluster is a
@@ -59,7 +81,8 @@ function d1Like(client) {
 export async function startPostgres() {
   let cluster, proxy, client, admin;
   const stopNow = () => {
-    if (cluster) stopCluster(cluster.dir), rmSync(cluster.dir, { recursive: true, force: true });
+    if (cluster && KEEP) console.error(`bench: Postgres kept running (BENCH_PG_KEEP=1): ${keepHint(cluster)}`);
+    else if (cluster) stopCluster(cluster.dir), rmSync(cluster.dir, { recursive: true, force: true });
     cluster = undefined;
   };
   process.once("exit", stopNow);
@@ -70,7 +93,9 @@ export async function startPostgres() {
     process.once(sig, () => process.exit(code));
 
   // pg_stat_statements: the statement statistics of the rows-read pass (bench/mix-run.mjs).
-  cluster = await startCluster({ port: await freePort(), settings: { shared_preload_libraries: "pg_stat_statements" } });
+  // BENCH_PG_EXPLAIN_MS: auto_explain too (plans with timings and buffers in server.log).
+  const settings = EXPLAIN_MS === undefined ? { shared_preload_libraries: "pg_stat_statements" } : explainSettings(EXPLAIN_MS);
+  cluster = await startCluster({ port: await freePort(), settings });
   const port = cluster.port;
   await migrate({ db: DB, port });
   proxy = await startProxy({ port: await freePort(), child: true });
