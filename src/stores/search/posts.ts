@@ -28,9 +28,19 @@ const facet = (name: string, values: readonly string[]) =>
   sql`EXISTS (SELECT 1 FROM post_facets sf WHERE sf.facet = ${name} AND sf.value IN ${inList(values, "text")} AND sf.post_id = "posts"."id")`;
 const anyFacet = (name: string) => sql`EXISTS (SELECT 1 FROM post_facets sf WHERE sf.post_id = "posts"."id" AND sf.facet = ${name})`;
 
+/**
+ * Not a repost. On Postgres as `IS TRUE`: estimated the same (from the column's null fraction), but no
+ * index condition, so a phrase's GIN bitmap is not ANDed with the repost_of index's 145,000 originals
+ * (7 ms of a 23 ms search); the reposts are left out as the matches are read.
+ */
+const original = dialect.pick({
+  sqlite: () => sql`"posts"."repost_of" IS NULL`,
+  postgres: () => sql`("posts"."repost_of" IS NULL) IS TRUE`,
+});
+
 /** Every condition on `posts` besides the words: liveness, the filters, the viewer's mutes and blocks, the general filters. */
 function conditions(s: PostSearch, viewerId: number | null, filters: PostFilters): SQL {
-  const c: SQL[] = [sql`"posts"."is_deleted" = 0`, sql`"posts"."repost_of" IS NULL`];
+  const c: SQL[] = [sql`"posts"."is_deleted" = 0`, original()];
   if (s.clientId !== undefined) c.push(sql`"posts"."app_id" IN (SELECT id FROM apps WHERE client_id = ${s.clientId})`);
   if (s.createdAfter !== undefined) c.push(sql`"posts"."created_at" > ${s.createdAfter}`);
   if (s.createdBefore !== undefined) c.push(sql`"posts"."created_at" < ${s.createdBefore}`);
