@@ -51,6 +51,27 @@ function d1Like(client) {
   };
 }
 
+/** BENCH_PG_KEEP=1: leave the cluster (seeded, as the run left it) running after the bench, to EXPLAIN its statements. */
+const KEEP = process.env.BENCH_PG_KEEP === "1";
+const EXPLAIN_MS = process.env.BENCH_PG_EXPLAIN_MS;
+
+/**
+ * Server settings for logging statements with their parameters and plans as EXPLAIN (ANALYZE,
+ * BUFFERS) gives them (auto_explain), to the cluster's server.log; the threshold is set after the
+ * seed (`afterSeed`), so only the bench's own requests are logged. Instrumenting costs time
+ * itself: for finding plans, not for figures.
+ */
+const explainSettings = {
+  shared_preload_libraries: "pg_stat_statements,auto_explain",
+  log_parameter_max_length: -1,
+  "auto_explain.log_analyze": "on",
+  "auto_explain.log_buffers": "on",
+  "auto_explain.log_nested_statements": "on",
+};
+
+const keepHint = (c) =>
+  `data dir ${c.dir}, log ${c.dir}/server.log; psql -h ${c.dir} -p ${c.port} -U postgres ${DB}; stop: node scripts/pg/cluster.mjs stop --dir ${c.dir}`;
+
 /**
  * Starts the cluster and the proxy on free ports and migrates a fresh database. Both are stopped by
  * stop(), and also when this process exits any other way (error, SIGINT/SIGTERM): the cluster is a
@@ -59,7 +80,8 @@ function d1Like(client) {
 export async function startPostgres() {
   let cluster, proxy, client, admin;
   const stopNow = () => {
-    if (cluster) stopCluster(cluster.dir), rmSync(cluster.dir, { recursive: true, force: true });
+    if (cluster && KEEP) console.error(`bench: Postgres kept running (BENCH_PG_KEEP=1): ${keepHint(cluster)}`);
+    else if (cluster) stopCluster(cluster.dir), rmSync(cluster.dir, { recursive: true, force: true });
     cluster = undefined;
   };
   process.once("exit", stopNow);
@@ -70,7 +92,9 @@ export async function startPostgres() {
     process.once(sig, () => process.exit(code));
 
   // pg_stat_statements: the statement statistics of the rows-read pass (bench/mix-run.mjs).
-  cluster = await startCluster({ port: await freePort(), settings: { shared_preload_libraries: "pg_stat_statements" } });
+  // BENCH_PG_EXPLAIN_MS: auto_explain too (plans with timings and buffers in server.log).
+  const settings = EXPLAIN_MS === undefined ? { shared_preload_libraries: "pg_stat_statements" } : explainSettings;
+  cluster = await startCluster({ port: await freePort(), settings });
   const port = cluster.port;
   await migrate({ db: DB, port });
   proxy = await startProxy({ port: await freePort(), child: true });
@@ -100,6 +124,11 @@ export async function startPostgres() {
         await client.query(`SELECT setval(pg_get_serial_sequence($1, 'id'), max(id)) FROM "${t}" HAVING max(id) IS NOT NULL`, [t]);
       }
       await client.query("VACUUM ANALYZE"); // settled: seeding's counter upserts leave dead rows autovacuum would clean mid-run
+      if (EXPLAIN_MS !== undefined) {
+        const ms = Number(EXPLAIN_MS);
+        for (const name of ["log_min_duration_statement", "auto_explain.log_min_duration"]) await admin.query(`ALTER SYSTEM SET ${name} = ${ms}`);
+        await admin.query("SELECT pg_reload_conf()");
+      }
     },
     /** Statement statistics since the last call: total rows returned/affected, buffers touched, SQL time. */
     async statements() {

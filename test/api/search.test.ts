@@ -168,6 +168,9 @@ describe("GET /channels/messages/search: orders and words", () => {
       expect(res.status, q).toBe(200);
     }
     expect(ids(await search(`channel_ids=${P}&q=${encodeURIComponent("(fox)")}&order=id`))).toEqual(idsOf("C", "B", "A"));
+    // Quotes, backslashes and braces are punctuation, not syntax of the words' array (Postgres passes them as an array literal).
+    for (const q of ['fox"', "fox\\", "{fox}", '"fox\\"'])
+      expect(ids(await search(`channel_ids=${P}&q=${encodeURIComponent(q)}&order=id`)), q).toEqual(idsOf("C", "B", "A"));
   });
 });
 

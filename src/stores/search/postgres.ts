@@ -1,5 +1,5 @@
 import { sql, type SQL } from "drizzle-orm";
-import { inList, pgTextArray } from "../../db/dialect";
+import { pgIdArray, pgTextArray } from "../../db/dialect";
 import type { Page } from "../../http/pagination";
 import { pageBoundsSql } from "../channel-sql";
 import { relevanceBounds, RELEVANCE_WINDOW, searchFrame, type MessageSearch } from "./filters";
@@ -23,8 +23,9 @@ export function postgresSearchSql(s: MessageSearch, page: Page, viewerId: number
   if (!s.terms.length) return frame.withoutWords;
   // The GIN index covers live messages only: the condition must be in the query as written.
   // The named channels as constants too (the readable ones are a subquery): the planner then
-  // estimates their share of messages from the column's statistics and picks the walk.
-  const named = s.channels === "pm" ? sql`` : sql` AND m.channel_id IN ${inList(s.channels)}`;
+  // estimates their share of messages from the column's statistics and picks the walk (an
+  // `inList` is a subquery of unknown rows: it walked every channel's messages newest first).
+  const named = s.channels === "pm" ? sql`` : sql` AND m.channel_id = ANY(${pgIdArray(s.channels)})`;
   const where = sql`${frame.where}${named} AND m.is_deleted = 0`;
 
   // The query inline (not a CTE): planned as a constant, its matches estimated from the column's
