@@ -127,8 +127,12 @@ export function activityPhase(userId: number): number {
 
 /** The day (`YYYY-MM-DD`) a call at `at` (unix seconds) counts as active on for /sys/stats: the UTC day of `at` − phase. */
 export function activityDay(userId: number, at: number): string {
-  return new Date((at - activityPhase(userId)) * 1000).toISOString().slice(0, 10);
+  const day = Math.floor((at - activityPhase(userId)) / 86_400);
+  // Every request asks; formatting a Date each time was 0.6 % of the Worker's CPU under the mix.
+  if (day !== dayMemo.day) dayMemo = { day, text: new Date(day * 86_400_000).toISOString().slice(0, 10) };
+  return dayMemo.text;
 }
+let dayMemo = { day: Number.NaN, text: "" };
 
 // Per isolate by nature: the activity marks this isolate already wrote (token id → day), so that a
 // token's next requests, arriving before the write landed, do not write it again.
