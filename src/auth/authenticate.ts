@@ -1,4 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
+import { matchedRoutes } from "hono/route";
 import { ApiError } from "../http/errors";
 import { now } from "../http/time";
 import type { AppEnv } from "../http/types";
@@ -26,6 +27,19 @@ export function readAlongsideToken(path: string, statements: AlongsideReads): vo
   alongsideReads.set("/v1" + path, statements);
 }
 
+/** Writes (`METHOD /v1/path/:param`) whose token check may ride in their first read: see `checkTokenInFirstRead`. */
+const writesCheckedInFirstRead = new Set<string>();
+
+/**
+ * Declares a write route (path under /v1, Hono's `:param` form) whose handler reads before it
+ * writes and touches nothing but the database before that read: a token this isolate knows is
+ * then checked in that read's round trip instead of one of its own (the write waits for it as
+ * always: nothing is written under a token that fails, and `c.var.auth` is the fresh row by then).
+ */
+export function checkTokenInFirstRead(method: string, path: string): void {
+  writesCheckedInFirstRead.add(`${method.toUpperCase()} /v1${path}`);
+}
+
 /** The bearer token of a request: the Authorization header, or `access_token` in the query. */
 export function bearerToken(authorization: string | undefined, query: string | undefined): string | undefined {
   if (authorization) {
@@ -44,9 +58,12 @@ function alongsideFor(c: Context<AppEnv>, path: string, tokenHash: string): Stat
   }
 }
 
-/** Whether the token check may ride in the request's first read: a plain read, not a socket. */
+/** Whether the token check may ride in the request's first read: a plain read (not a socket), or a write declared so. */
 function deferrable(c: Context<AppEnv>, reads: Statement[] | undefined): boolean {
-  return (c.req.method === "GET" || c.req.method === "HEAD") && !reads?.length && c.req.header("upgrade") === undefined;
+  if (reads?.length || c.req.header("upgrade") !== undefined) return false;
+  if (c.req.method === "GET" || c.req.method === "HEAD") return true;
+  const endpoint = matchedRoutes(c).findLast((r) => r.method !== "ALL");
+  return endpoint !== undefined && writesCheckedInFirstRead.has(`${c.req.method} ${endpoint.path}`);
 }
 
 /** `c.var.auth` from a token row; its scopes. */

@@ -222,25 +222,28 @@ export async function getPostBasics(db: Db, id: number, viewerId: number): Promi
   // Qualified by hand: a single-table select renders `${posts.id}` as a bare `"id"`, which inside
   // the subqueries below would name the subquery's own columns.
   const t = sql`coalesce("posts"."repost_of", "posts"."id")`;
-  const row = await db
-    .select({
-      id: posts.id,
-      userId: posts.userId,
-      repostOf: posts.repostOf,
-      isDeleted: posts.isDeleted,
-      isRevised: posts.isRevised,
-      createdAt: posts.createdAt,
-      threadId: posts.threadId,
-      replyTo: posts.replyTo,
-      targetUserId: sql<number>`(select tb.user_id from posts tb where tb.id = ${t})`.mapWith(Number),
-      targetDeleted: sql<number>`(select tb.is_deleted from posts tb where tb.id = ${t})`.mapWith(Boolean),
-      targetThreadId: sql<number>`(select tb.thread_id from posts tb where tb.id = ${t})`.mapWith(Number),
-      youReposted: sql<number>`exists(select 1 from posts yr where yr.repost_of = ${t} and yr.user_id = ${viewerId})`.mapWith(Boolean),
-      youBookmarked: sql<number>`exists(select 1 from bookmarks yb where yb.post_id = ${t} and yb.user_id = ${viewerId})`.mapWith(Boolean),
-    })
-    .from(posts)
-    .where(eq(posts.id, id))
-    .then(first);
+  // Through the batch executor, not the builder's own session: a deferred token check rides in it.
+  const [rows] = await mixedBatch(db, [
+    db
+      .select({
+        id: posts.id,
+        userId: posts.userId,
+        repostOf: posts.repostOf,
+        isDeleted: posts.isDeleted,
+        isRevised: posts.isRevised,
+        createdAt: posts.createdAt,
+        threadId: posts.threadId,
+        replyTo: posts.replyTo,
+        targetUserId: sql<number>`(select tb.user_id from posts tb where tb.id = ${t})`.mapWith(Number),
+        targetDeleted: sql<number>`(select tb.is_deleted from posts tb where tb.id = ${t})`.mapWith(Boolean),
+        targetThreadId: sql<number>`(select tb.thread_id from posts tb where tb.id = ${t})`.mapWith(Number),
+        youReposted: sql<number>`exists(select 1 from posts yr where yr.repost_of = ${t} and yr.user_id = ${viewerId})`.mapWith(Boolean),
+        youBookmarked: sql<number>`exists(select 1 from bookmarks yb where yb.post_id = ${t} and yb.user_id = ${viewerId})`.mapWith(Boolean),
+      })
+      .from(posts)
+      .where(eq(posts.id, id)),
+  ]);
+  const row = first(rows);
   if (!row) return undefined;
   const { targetUserId, targetDeleted, targetThreadId, ...rest } = row;
   return {

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { currentUser, PUBLIC, userToken } from "../../auth/access";
+import { checkTokenInFirstRead } from "../../auth/authenticate";
 import { publish } from "../../events/publish";
 import { readFields } from "../../http/body";
 import { ok } from "../../http/envelope";
@@ -31,6 +32,10 @@ import { EXAMPLE_USER } from "../users/common";
 // Actions on a post: repost, bookmark, report, and the list of interactions with it.
 
 const NOTE_MAX_LENGTH = 128;
+
+// Repost and bookmark read the post before they write (getPostBasics), and touch nothing else first.
+checkTokenInFirstRead("PUT", "/posts/:post_id/repost");
+checkTokenInFirstRead("PUT", "/posts/:post_id/bookmark");
 
 /** Documents an optional body sent as JSON, form-urlencoded or multipart (read with `readFields`). */
 const optionalBody = (schema: z.ZodTypeAny) => ({

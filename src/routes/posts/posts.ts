@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { currentUser, PUBLIC } from "../../auth/access";
+import { checkTokenInFirstRead } from "../../auth/authenticate";
 import { LIMITS } from "../../config";
 import { ok } from "../../http/envelope";
 import { ApiError } from "../../http/errors";
@@ -77,6 +78,10 @@ function objectIdSentinel(): string {
 }
 
 const on = (v: string | undefined) => v === "1" || v === "true";
+
+// A reply reads its target first, text with mentions their users (processForCreate); nothing
+// before those reads leaves the database.
+checkTokenInFirstRead("POST", "/posts");
 
 export const postRoutes = createRouter()
   .openapi(
