@@ -61,8 +61,10 @@ describe("the token check that rides with the first read", () => {
   });
 
   it("a write whose check rides in its first read costs a round trip less, and writes nothing for a token deleted elsewhere", async () => {
-    const [a, b] = await Promise.all([actor("basic stream write_post"), actor("basic write_post")]);
+    const [a, b] = await Promise.all([actor("basic stream write_post messages public_messages"), actor("basic write_post")]);
     const target = await createPost(b, "to bookmark, repost and answer");
+    const channel = await call("POST", "/channels", { token: a.token, json: { type: "io.example.chat", acl: { read: { public: true } } } });
+    expect(channel.status, channel.text).toBe(201);
     expect((await call("GET", "/users/me", { token: a.token })).status).toBe(200);
     // Known token: the check rides with the post's read, then the write (two round trips, not three).
     const bookmark = await call("PUT", `/posts/${target.id}/bookmark`, { token: a.token });
@@ -71,11 +73,15 @@ describe("the token check that rides with the first read", () => {
     const reply = await call("POST", "/posts", { token: a.token, json: { text: "an answer", reply_to: target.id } });
     expect(reply.status, reply.text).toBe(201);
     expect(dbCallsOf(reply)).toBe(2);
+    const message = await call("POST", `/channels/${channel.body.data.id}/messages`, { token: a.token, json: { text: "hello" } });
+    expect(message.status, message.text).toBe(201);
+    expect(dbCallsOf(message)).toBe(2);
 
     await DB.prepare("DELETE FROM tokens WHERE user_id = ?").bind(Number(a.user.id)).run();
     const count = async (q: string) => Number(await DB.prepare(q).bind(Number(a.user.id)).first("n"));
     const before = {
       posts: await count("SELECT count(*) AS n FROM posts WHERE user_id = ?"),
+      messages: await count("SELECT count(*) AS n FROM messages WHERE user_id = ?"),
       bookmarks: await count("SELECT count(*) AS n FROM bookmarks WHERE user_id = ?"),
     };
     for (const [method, path, json] of [
@@ -83,11 +89,13 @@ describe("the token check that rides with the first read", () => {
       ["PUT", `/posts/${target.id}/bookmark`, { note: "changed" }],
       ["POST", "/posts", { text: "another answer", reply_to: target.id }],
       ["POST", "/posts", { text: "not a reply" }],
+      ["POST", `/channels/${channel.body.data.id}/messages`, { text: "hello again" }],
     ] as const) {
       const res = await call(method, path, { token: a.token, json });
       expect(res.status, `${method} ${path}`).toBe(401);
     }
     expect(await count("SELECT count(*) AS n FROM posts WHERE user_id = ?")).toBe(before.posts);
+    expect(await count("SELECT count(*) AS n FROM messages WHERE user_id = ?")).toBe(before.messages);
     expect(await count("SELECT count(*) AS n FROM bookmarks WHERE user_id = ? AND note IS NULL")).toBe(before.bookmarks);
   });
 

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { sql } from "drizzle-orm";
 import { PUBLIC, currentUser, userToken } from "../../auth/access";
+import { checkTokenInFirstRead } from "../../auth/authenticate";
 import { publish } from "../../events/publish";
 import { readFields, stringField } from "../../http/body";
 import { ok } from "../../http/envelope";
@@ -126,6 +127,9 @@ async function sendMessage(
   }
   return ok(c, renderMessage(msg, viewContext(c), { raw: showRaw }), {}, 201);
 }
+
+// Posting a message reads the channel first (channelForWrite) and touches nothing else before.
+checkTokenInFirstRead("POST", "/channels/:channel_id/messages");
 
 export const messageRoutes = createRouter()
   .openapi(
