@@ -1,6 +1,6 @@
 import { eq, getTableColumns, Placeholder, sql, SQL } from "drizzle-orm";
 import { schema, type Db } from "../db";
-import { first } from "../db/batch";
+import { first, mixedBatch } from "../db/batch";
 import { epochNow, inList } from "../db/dialect";
 
 const { users } = schema;
@@ -103,7 +103,8 @@ export function usersByIdsQuery(db: Db, ids: number[], viewerId: number | null) 
 }
 
 export async function getUser(db: Db, id: number, viewerId: number | null): Promise<UserView | undefined> {
-  const [row] = await usersByIdsQuery(db, [id], viewerId);
+  // Through the batch executor, not the builder's own session: a deferred token check rides in it.
+  const [[row]] = await mixedBatch(db, [usersByIdsQuery(db, [id], viewerId)]);
   return row as UserView | undefined;
 }
 
@@ -115,15 +116,17 @@ export async function findByUsername(db: Db, username: string): Promise<UserReco
 export async function usersByUsernames(db: Db, names: string[]): Promise<Map<string, { id: string; username: string }>> {
   const map = new Map<string, { id: string; username: string }>();
   if (!names.length) return map;
-  const rows = await db
-    .select({ id: users.id, username: users.username })
-    .from(users)
-    .where(
-      sql`${users.username} in ${inList(
-        names.map((n) => n.toLowerCase()),
-        "text",
-      )}`,
-    );
+  const [rows] = await mixedBatch(db, [
+    db
+      .select({ id: users.id, username: users.username })
+      .from(users)
+      .where(
+        sql`${users.username} in ${inList(
+          names.map((n) => n.toLowerCase()),
+          "text",
+        )}`,
+      ),
+  ]);
   for (const r of rows) map.set(r.username, { id: String(r.id), username: r.username });
   return map;
 }

@@ -61,7 +61,7 @@ describe("the token check that rides with the first read", () => {
   });
 
   it("a write whose check rides in its first read costs a round trip less, and writes nothing for a token deleted elsewhere", async () => {
-    const [a, b] = await Promise.all([actor("basic stream write_post messages public_messages"), actor("basic write_post")]);
+    const [a, b] = await Promise.all([actor("basic stream write_post messages public_messages follow"), actor("basic write_post")]);
     const target = await createPost(b, "to bookmark, repost and answer");
     const channel = await call("POST", "/channels", { token: a.token, json: { type: "io.example.chat", acl: { read: { public: true } } } });
     expect(channel.status, channel.text).toBe(201);
@@ -73,15 +73,23 @@ describe("the token check that rides with the first read", () => {
     const reply = await call("POST", "/posts", { token: a.token, json: { text: "an answer", reply_to: target.id } });
     expect(reply.status, reply.text).toBe(201);
     expect(dbCallsOf(reply)).toBe(2);
+    const mention = await call("POST", "/posts", { token: a.token, json: { text: `hello @${b.user.username}` } });
+    expect(mention.status, mention.text).toBe(201);
+    expect(dbCallsOf(mention)).toBe(2);
     const message = await call("POST", `/channels/${channel.body.data.id}/messages`, { token: a.token, json: { text: "hello" } });
     expect(message.status, message.text).toBe(201);
     expect(dbCallsOf(message)).toBe(2);
+    const c = await actor("basic");
+    const follow = await call("PUT", `/users/${c.user.id}/follow`, { token: a.token });
+    expect(follow.status, follow.text).toBe(200);
+    expect(dbCallsOf(follow)).toBe(2);
 
     await DB.prepare("DELETE FROM tokens WHERE user_id = ?").bind(Number(a.user.id)).run();
     const count = async (q: string) => Number(await DB.prepare(q).bind(Number(a.user.id)).first("n"));
     const before = {
       posts: await count("SELECT count(*) AS n FROM posts WHERE user_id = ?"),
       messages: await count("SELECT count(*) AS n FROM messages WHERE user_id = ?"),
+      follows: await count("SELECT count(*) AS n FROM follows WHERE follower_id = ?"),
       bookmarks: await count("SELECT count(*) AS n FROM bookmarks WHERE user_id = ?"),
     };
     for (const [method, path, json] of [
@@ -90,12 +98,14 @@ describe("the token check that rides with the first read", () => {
       ["POST", "/posts", { text: "another answer", reply_to: target.id }],
       ["POST", "/posts", { text: "not a reply" }],
       ["POST", `/channels/${channel.body.data.id}/messages`, { text: "hello again" }],
+      ["PUT", `/users/${b.user.id}/follow`, undefined],
     ] as const) {
       const res = await call(method, path, { token: a.token, json });
       expect(res.status, `${method} ${path}`).toBe(401);
     }
     expect(await count("SELECT count(*) AS n FROM posts WHERE user_id = ?")).toBe(before.posts);
     expect(await count("SELECT count(*) AS n FROM messages WHERE user_id = ?")).toBe(before.messages);
+    expect(await count("SELECT count(*) AS n FROM follows WHERE follower_id = ?")).toBe(before.follows);
     expect(await count("SELECT count(*) AS n FROM bookmarks WHERE user_id = ? AND note IS NULL")).toBe(before.bookmarks);
   });
 

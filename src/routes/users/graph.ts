@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { checkTokenInFirstRead } from "../../auth/authenticate";
 import { currentUser, userToken } from "../../auth/access";
 import { publish, type DomainEvent, type ObjectType } from "../../events/publish";
 import { ok } from "../../http/envelope";
@@ -63,6 +64,9 @@ const route = (method: "put" | "delete", path: string, summary: string, emits: s
     request: { params, query: UserQuery },
     responses: { 200: oneUser("The user acted on"), ...errors(400, 401, 403, 404) },
   });
+
+// Following reads the user first (getUser; `@name` refs before that) and touches nothing else before.
+checkTokenInFirstRead("PUT", "/users/:user_id/follow");
 
 export const graphRoutes = createRouter()
   .openapi(
