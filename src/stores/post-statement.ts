@@ -77,12 +77,15 @@ function buildShape(kind: ViewerKind, paged: boolean, presence: boolean): Shape 
   const originalJoins = sql`LEFT JOIN users ou ON ou.id = o.user_id LEFT JOIN apps oa ON oa.id = o.app_id`;
   // Postgres plans the statement on every request (the driver's unnamed statements), and planning
   // had cost more than running it: the original as its own scalar subquery leaves two join problems
-  // of three and four tables instead of one of seven (with the flags' LIMIT 1, planning 2.5 → 1.1 ms
+  // of three and four tables instead of one of seven (with the flags' LIMIT 1, planning 4.1 → 1.9 ms
   // for an interactions page; docs/benchmark.md, "Post render planning"). SQLite keeps the joins.
   const originalApart = dialect.backend === "postgres";
-  const original = originalApart
-    ? (({ select, parts }) => ({ select: sql`(SELECT ${select} FROM posts o ${originalJoins} WHERE o.id = p.repost_of)`, parts }))(jsonArrayGroup(originalGroups))
-    : jsonArrayGroup(originalGroups, sql`o.id IS NOT NULL`);
+  const original = jsonArrayGroup(originalGroups, originalApart ? undefined : sql`o.id IS NOT NULL`);
+  const originalSelect = originalApart ? sql`(SELECT ${original.select} FROM posts o ${originalJoins} WHERE o.id = p.repost_of)` : original.select;
+  const originalFrom = originalApart
+    ? sql``
+    : sql`
+      LEFT JOIN posts o ON o.id = p.repost_of ${originalJoins}`;
   const firstKey = (part: ArrayPart) => part.fields[0][0];
   if (firstKey(row.parts[1]) !== "id" || firstKey(row.parts[2]) !== "clientId") throw new Error("post render: decodePost reads presence from the first value");
   // One row per page row: the post and, for a repost, the original it embeds, side by side. The
@@ -91,11 +94,10 @@ function buildShape(kind: ViewerKind, paged: boolean, presence: boolean): Shape 
   // `+pg.id`: SQLite must drive from the page and probe posts by primary key; left free, D1 chose
   // to walk all of posts and probe an automatic index on the page for the home timelines'
   // compound page (20,000 rows read for a page of 20).
-  const select = [sql`${row.select} AS post_json`, sql`${original.select} AS original_json`];
+  const select = [sql`${row.select} AS post_json`, sql`${originalSelect} AS original_json`];
   const statement = sql` SELECT ${sql.join(select, sql`, `)}
     FROM page pg JOIN posts p ON p.id = +pg.id
-      LEFT JOIN users u ON u.id = p.user_id LEFT JOIN apps a ON a.id = p.app_id${originalApart ? sql`` : sql`
-      LEFT JOIN posts o ON o.id = p.repost_of ${originalJoins}`}`;
+      LEFT JOIN users u ON u.id = p.user_id LEFT JOIN apps a ON a.id = p.app_id${originalFrom}`;
   const { sql: text, params } = compile(statement);
   return {
     text,
