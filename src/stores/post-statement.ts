@@ -1,6 +1,6 @@
 import { fillPlaceholders, getTableColumns, Placeholder, sql, type Column, type SQL } from "drizzle-orm";
 import { schema, type Row } from "../db";
-import { dialect } from "../db/dialect";
+import { dialect, existsFlag } from "../db/dialect";
 import { BoundQuery, compile, shiftParams } from "../db/batch";
 import { type ArrayPart, jsonArrayGroup, jsonArrayValues, pickArray } from "../db/compiled";
 import type { AppRef, PostRecord, PostView } from "./posts";
@@ -50,8 +50,8 @@ function postParts(viewer: SQL | null, t: { post: string; user: string; app: str
     user: embeddedUserColumns(viewer, t.user, presence),
     app: { clientId, name, url, deletedAt },
     flags: {
-      youBookmarked: flag(sql`exists(select 1 from bookmarks yb where yb.user_id = ${viewer} and yb.post_id = ${id})`).mapWith(bool),
-      youReposted: flag(sql`exists(select 1 from posts yr where yr.repost_of = ${id} and yr.user_id = ${viewer})`).mapWith(bool),
+      youBookmarked: flag(existsFlag(sql`select 1 from bookmarks yb where yb.user_id = ${viewer} and yb.post_id = ${id}`)).mapWith(bool),
+      youReposted: flag(existsFlag(sql`select 1 from posts yr where yr.repost_of = ${id} and yr.user_id = ${viewer}`)).mapWith(bool),
     },
   };
 }
@@ -73,7 +73,19 @@ function buildShape(kind: ViewerKind, paged: boolean, presence: boolean): Shape 
   const row = jsonArrayGroup([{ ...r.post, ...r.flags }, r.user, r.app, page]);
   // The original a repost embeds, in a second array (both in one would pass Postgres's 100 arguments).
   const o = postParts(viewer, { post: "o", user: "ou", app: "oa" }, presence);
-  const original = jsonArrayGroup([{ ...o.post, ...o.flags }, o.user, o.app], sql`o.id IS NOT NULL`);
+  const originalGroups = [{ ...o.post, ...o.flags }, o.user, o.app];
+  const originalJoins = sql`LEFT JOIN users ou ON ou.id = o.user_id LEFT JOIN apps oa ON oa.id = o.app_id`;
+  // Postgres plans the statement on every request (the driver's unnamed statements), and planning
+  // had cost more than running it: the original as its own scalar subquery leaves two join problems
+  // of three and four tables instead of one of seven (with the flags' LIMIT 1, planning 4.1 → 1.9 ms
+  // for an interactions page; docs/benchmark.md, "Post render planning"). SQLite keeps the joins.
+  const originalApart = dialect.backend === "postgres";
+  const original = jsonArrayGroup(originalGroups, originalApart ? undefined : sql`o.id IS NOT NULL`);
+  const originalSelect = originalApart ? sql`(SELECT ${original.select} FROM posts o ${originalJoins} WHERE o.id = p.repost_of)` : original.select;
+  const originalFrom = originalApart
+    ? sql``
+    : sql`
+      LEFT JOIN posts o ON o.id = p.repost_of ${originalJoins}`;
   const firstKey = (part: ArrayPart) => part.fields[0][0];
   if (firstKey(row.parts[1]) !== "id" || firstKey(row.parts[2]) !== "clientId") throw new Error("post render: decodePost reads presence from the first value");
   // One row per page row: the post and, for a repost, the original it embeds, side by side. The
@@ -82,11 +94,10 @@ function buildShape(kind: ViewerKind, paged: boolean, presence: boolean): Shape 
   // `+pg.id`: SQLite must drive from the page and probe posts by primary key; left free, D1 chose
   // to walk all of posts and probe an automatic index on the page for the home timelines'
   // compound page (20,000 rows read for a page of 20).
-  const select = [sql`${row.select} AS post_json`, sql`${original.select} AS original_json`];
+  const select = [sql`${row.select} AS post_json`, sql`${originalSelect} AS original_json`];
   const statement = sql` SELECT ${sql.join(select, sql`, `)}
     FROM page pg JOIN posts p ON p.id = +pg.id
-      LEFT JOIN users u ON u.id = p.user_id LEFT JOIN apps a ON a.id = p.app_id
-      LEFT JOIN posts o ON o.id = p.repost_of LEFT JOIN users ou ON ou.id = o.user_id LEFT JOIN apps oa ON oa.id = o.app_id`;
+      LEFT JOIN users u ON u.id = p.user_id LEFT JOIN apps a ON a.id = p.app_id${originalFrom}`;
   const { sql: text, params } = compile(statement);
   return {
     text,

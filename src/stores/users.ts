@@ -1,7 +1,7 @@
 import { eq, getTableColumns, Placeholder, sql, SQL } from "drizzle-orm";
 import { schema, type Db } from "../db";
 import { first, mixedBatch } from "../db/batch";
-import { epochNow, inList } from "../db/dialect";
+import { epochNow, existsFlag, inList } from "../db/dialect";
 
 const { users } = schema;
 
@@ -47,11 +47,11 @@ export function userExtraColumns(as = "users") {
 function relationFlags(v: number | SQL, as = "users") {
   const ref = userCol(as, "id");
   return {
-    followsYou: sql<number>`exists(select 1 from follows f where f.follower_id = ${ref} and f.followed_id = ${v})`.mapWith(Boolean),
-    youFollow: sql<number>`exists(select 1 from follows f where f.follower_id = ${v} and f.followed_id = ${ref})`.mapWith(Boolean),
-    youMuted: sql<number>`exists(select 1 from user_mutes m where m.user_id = ${v} and m.muted_id = ${ref})`.mapWith(Boolean),
-    youBlocked: sql<number>`exists(select 1 from user_blocks b where b.user_id = ${v} and b.blocked_id = ${ref})`.mapWith(Boolean),
-    blocksYou: sql<number>`exists(select 1 from user_blocks b where b.user_id = ${ref} and b.blocked_id = ${v})`.mapWith(Boolean),
+    followsYou: existsFlag(sql`select 1 from follows f where f.follower_id = ${ref} and f.followed_id = ${v}`).mapWith(Boolean),
+    youFollow: existsFlag(sql`select 1 from follows f where f.follower_id = ${v} and f.followed_id = ${ref}`).mapWith(Boolean),
+    youMuted: existsFlag(sql`select 1 from user_mutes m where m.user_id = ${v} and m.muted_id = ${ref}`).mapWith(Boolean),
+    youBlocked: existsFlag(sql`select 1 from user_blocks b where b.user_id = ${v} and b.blocked_id = ${ref}`).mapWith(Boolean),
+    blocksYou: existsFlag(sql`select 1 from user_blocks b where b.user_id = ${ref} and b.blocked_id = ${v}`).mapWith(Boolean),
   };
 }
 

@@ -324,6 +324,26 @@ describe("reposts", { timeout: 60_000 }, () => {
     expect(undoAgain.body.data.counts.reposts).toBe(0);
   });
 
+  it("a repost embeds its original with the viewer's own flags on the original and its author", async () => {
+    const [a, b, c] = await Promise.all([actor(SCOPES), actor(SCOPES), actor(SCOPES)]);
+    const p = await post(a, "to be shared");
+    await call("PUT", `/users/${a.user.id}/follow`, { token: c.token });
+    await call("PUT", `/posts/${p.id}/bookmark`, { token: c.token });
+    await call("PUT", `/posts/${p.id}/repost`, { token: b.token });
+    const [repost] = (await call("GET", `/users/${b.user.id}/posts`, { token: c.token })).body.data;
+    expect(repost).toMatchObject({ you_reposted: false, user: { id: b.user.id, you_follow: false } });
+    expect(repost.repost_of).toMatchObject({
+      id: p.id,
+      you_bookmarked: true,
+      you_reposted: false,
+      user: { id: a.user.id, you_follow: true, follows_you: false },
+    });
+    // A post that is not a repost embeds none.
+    const [own] = (await call("GET", `/users/${a.user.id}/posts`, { token: c.token })).body.data;
+    expect(own).toMatchObject({ id: p.id, you_bookmarked: true });
+    expect(own.repost_of ?? null).toBeNull();
+  });
+
   it("refuses reposting one's own or a deleted post, 404 for no post", async () => {
     const [a, b] = await Promise.all([actor(SCOPES), actor(SCOPES)]);
     const p = await post(a, "mine");

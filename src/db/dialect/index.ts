@@ -34,6 +34,7 @@ export const {
   lastId,
   epochNow,
   unindexed,
+  existsFlag,
 } = dialect;
 
 /** `(SELECT value FROM <the items of a JSON array>)`, for `x IN ${inList(ids)}`. */

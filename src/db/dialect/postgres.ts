@@ -40,6 +40,7 @@ export const postgresDialect: SqlDialect = {
   lastId: (table) => sql`(SELECT currval(pg_get_serial_sequence(${table}, 'id')))`,
   epochNow: sql`CAST(extract(epoch from now()) AS BIGINT)`,
   unindexed: (col: SQL | Column) => sql`${col}`,
+  existsFlag: (subquery) => sql`((${subquery} LIMIT 1) IS NOT NULL)`,
   transactionLock: (key) => sql`FROM (SELECT pg_advisory_xact_lock(${key})) AS tx_lock`,
 };
 

@@ -31,5 +31,6 @@ export const sqliteDialect: SqlDialect = {
   lastId: (table) => sql`(SELECT max(id) FROM ${sql.identifier(table)})`,
   epochNow: sql`CAST(strftime('%s', 'now') AS INTEGER)`,
   unindexed: (col: SQL | Column) => sql`+${col}`,
+  existsFlag: (subquery) => sql`exists(${subquery})`,
   transactionLock: () => sql``,
 };

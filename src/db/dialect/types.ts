@@ -76,6 +76,12 @@ export interface SqlDialect {
    * 100k posts), past `jit_above_cost` in the full statement, so every page was JIT-compiled.
    */
   unindexed(col: SQL | Column): SQL;
+  /**
+   * Whether `subquery` (a `select 1 from … where …`) finds a row, as a value of the select list.
+   * Postgres plans a correlated EXISTS twice (per row and hashed, choosing later); the per-post flags
+   * of a rendered page were ~14 of them, planned on every request: there it is `(… LIMIT 1) IS NOT NULL`.
+   */
+  existsFlag(subquery: SQL): SQL;
   /** A FROM item (or nothing) that takes transaction lock `key`, held to commit (Postgres); nothing where writes are serialized. */
   transactionLock(key: number): SQL;
 }
