@@ -1,7 +1,6 @@
 import { sql, type SQL } from "drizzle-orm";
 import { HOME_TIMELINES } from "../config";
-import { isPostgres } from "../db/backend";
-import { int, unindexed } from "../db/dialect";
+import { int, lateralRows, unindexed } from "../db/dialect";
 import type { Page } from "../http/pagination";
 import { pageRow } from "./posts";
 
@@ -94,11 +93,9 @@ export function homePage(userId: unknown, withMentions: boolean, page: Page, vis
     and ${visible} order by posts.id ${dir} limit ${n}`;
   // `hw`: the home walk's bound and the choice, one row computed once; a condition on it stops
   // the way not chosen before it walks anything.
-  const byAuthor = isPostgres
-    ? sql`select mp.id as id from hw cross join merged_followed mfa cross join lateral (${authorWalk}) mp where hw.by_recency = 0`
-    : // CROSS JOIN: SQLite walks the authors first (else it scans posts); it has no LATERAL, and
-      // takes `id IN (the author's walk)`, which it runs once per author.
-      sql`select mp.id as id from hw cross join merged_followed mfa cross join posts mp where hw.by_recency = 0 and mp.id in (${authorWalk})`;
+  const authorRows = lateralRows("posts", "mp", authorWalk);
+  // CROSS JOIN: SQLite walks the authors first (else it scans posts).
+  const byAuthor = sql`select mp.id as id from hw cross join merged_followed mfa ${authorRows.from} where hw.by_recency = 0 and ${authorRows.where}`;
   const byRecency = sql`select posts.id as id from hw cross join posts where hw.by_recency = 1 and ${bounds(sql`posts.id`)} and ${atOrBefore(sql`hw.lo`)}
     and ${unindexed(sql`posts.user_id`)} in (select user_id from merged_followed) and ${visible} order by posts.id ${dir} limit ${n}`;
   const pos = page.newestFirst ? sql`-hs.id` : sql`hs.id`;

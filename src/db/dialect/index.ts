@@ -35,6 +35,7 @@ export const {
   epochNow,
   unindexed,
   existsFlag,
+  lateralRows,
 } = dialect;
 
 /** `(SELECT value FROM <the items of a JSON array>)`, for `x IN ${inList(ids)}`. */

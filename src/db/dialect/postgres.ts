@@ -41,6 +41,7 @@ export const postgresDialect: SqlDialect = {
   epochNow: sql`CAST(extract(epoch from now()) AS BIGINT)`,
   unindexed: (col: SQL | Column) => sql`${col}`,
   existsFlag: (subquery) => sql`((${subquery} LIMIT 1) IS NOT NULL)`,
+  lateralRows: (_table, alias, walk) => ({ from: sql`cross join lateral (${walk}) ${sql.identifier(alias)}`, where: sql`true` }),
   transactionLock: (key) => sql`FROM (SELECT pg_advisory_xact_lock(${key})) AS tx_lock`,
 };
 

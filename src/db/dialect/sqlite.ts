@@ -32,5 +32,9 @@ export const sqliteDialect: SqlDialect = {
   epochNow: sql`CAST(strftime('%s', 'now') AS INTEGER)`,
   unindexed: (col: SQL | Column) => sql`+${col}`,
   existsFlag: (subquery) => sql`exists(${subquery})`,
+  lateralRows: (table, alias, walk) => ({
+    from: sql`cross join ${sql.identifier(table)} ${sql.identifier(alias)}`,
+    where: sql`${sql.identifier(alias)}.id in (${walk})`,
+  }),
   transactionLock: () => sql``,
 };

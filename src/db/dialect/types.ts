@@ -82,6 +82,12 @@ export interface SqlDialect {
    * of a rendered page were ~14 of them, planned on every request: there it is `(… LIMIT 1) IS NOT NULL`.
    */
   existsFlag(subquery: SQL): SQL;
+  /**
+   * The rows `walk` (a select of `id` from `table`, correlated with the FROM items before it) gives for
+   * each row before it, as `alias`: a FROM item and the condition that goes with it. Postgres: a
+   * `CROSS JOIN LATERAL`; SQLite has no LATERAL and takes `alias.id IN (walk)`, run once per row before.
+   */
+  lateralRows(table: string, alias: string, walk: SQL): { from: SQL; where: SQL };
   /** A FROM item (or nothing) that takes transaction lock `key`, held to commit (Postgres); nothing where writes are serialized. */
   transactionLock(key: number): SQL;
 }
