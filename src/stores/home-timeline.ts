@@ -59,7 +59,7 @@ export function repostsClearSql(reposts: SQL): SQL {
  * posts, after `visible` (the list's filters on `posts`), of three sources each walked in id
  * order and cut at a page: the user's home_items, each followed merged author's posts (not past
  * the home walk's page-th post), and with `withMentions` the user's mentions.
- * Rows read: about a page per source, about 5 per merged author followed besides their posts
+ * Rows read: about a page per source, about 9 per merged author followed besides their posts
  * within the page's span, plus what `visible` filters out along the way.
  */
 export function homePage(userId: unknown, withMentions: boolean, page: Page, visible: SQL, bounds: (col: SQL) => SQL, limit: unknown): SQL {
@@ -71,7 +71,7 @@ export function homePage(userId: unknown, withMentions: boolean, page: Page, vis
   const homeWalk = walk(sql`home_items hi join posts on posts.id = hi.post_id`, "hi.post_id", sql`hi.user_id = ${userId}`);
   // The page-th visible home_items post: a merged author's post beyond it has a page of newer
   // posts ahead of it, so no merged author is walked past it (before, each was walked a page deep
-  // twice: 715 rows a page with ten followed, 294 now).
+  // twice: 715 rows a page with ten followed, 340 now).
   const homeNth = sql`(select hn.id from home_walk hn order by hn.id ${dir} limit 1 offset (${n} - 1))`;
   const atOrBefore = (bound: SQL) =>
     page.newestFirst ? sql`posts.id >= coalesce(${bound}, 0)` : sql`posts.id <= coalesce(${bound}, ${Number.MAX_SAFE_INTEGER})`;
