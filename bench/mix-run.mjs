@@ -37,18 +37,18 @@ export async function measureMix({ root, url, data, headers, connections, second
     m.cache_hit_ratio = answered ? +(m.cache_hits / answered).toFixed(4) : "no cache";
     out.mix = m;
   }
+  // One type alone for `seconds`: its rate, latencies and failures; reads with the cache defeated and their ratio to the floor.
+  const alone = async (type, read) => {
+    const r = await child(root, { ...base, duration: seconds, weights: { [type]: 1 }, bust: read }, jobFile);
+    const t = r.types[type] ?? { count: 0 };
+    const rate = t.count / r.seconds;
+    const row = { requests_per_s: +rate.toFixed(1), p50_ms: t.p50_ms, p99_ms: t.p99_ms, non2xx: t.non2xx };
+    return read ? { ...row, ratio_to_one_read: +(rate / floor).toFixed(3) } : row;
+  };
   out.alone = {};
   for (const type of Object.keys(READS)) {
     if (!wanted("mix") && !wanted(type)) continue;
-    const r = await child(root, { ...base, duration: seconds, weights: { [type]: 1 }, bust: true }, jobFile);
-    const t = r.types[type] ?? { count: 0 };
-    out.alone[type] = {
-      requests_per_s: +(t.count / r.seconds).toFixed(1),
-      p50_ms: t.p50_ms,
-      p99_ms: t.p99_ms,
-      non2xx: t.non2xx,
-      ratio_to_one_read: +(t.count / r.seconds / floor).toFixed(3),
-    };
+    out.alone[type] = await alone(type, true);
   }
   if (wanted("mix") || wanted("writes")) {
     const w = await child(root, { ...base, duration: seconds * 2, weights: WRITES }, jobFile);
@@ -63,10 +63,8 @@ export async function measureMix({ root, url, data, headers, connections, second
     if (process.env.BENCH_WRITES_ALONE === "1") {
       out.writes_alone = {};
       for (const type of Object.keys(WRITES)) {
-        const r = await child(root, { ...base, duration: seconds, weights: { [type]: 1 } }, jobFile);
-        const t = r.types[type] ?? { count: 0 };
-        out.writes_alone[type] = { requests_per_s: +(t.count / r.seconds).toFixed(1), p50_ms: t.p50_ms, p99_ms: t.p99_ms, non2xx: t.non2xx };
-        log(`  ${type} alone: ${out.writes_alone[type].requests_per_s} req/s, p50 ${t.p50_ms} ms, p99 ${t.p99_ms} ms`);
+        const a = (out.writes_alone[type] = await alone(type, false));
+        log(`  ${type} alone: ${a.requests_per_s} req/s, p50 ${a.p50_ms} ms, p99 ${a.p99_ms} ms`);
       }
     }
   }
