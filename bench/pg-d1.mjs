@@ -67,6 +67,7 @@ const explainSettings = {
   "auto_explain.log_analyze": "on",
   "auto_explain.log_buffers": "on",
   "auto_explain.log_nested_statements": "on",
+  "pg_stat_statements.track_planning": "on",
 };
 
 const keepHint = (c) =>
@@ -93,7 +94,7 @@ export async function startPostgres() {
 
   // pg_stat_statements: the statement statistics of the rows-read pass (bench/mix-run.mjs).
   // BENCH_PG_EXPLAIN_MS: auto_explain too (plans with timings and buffers in server.log).
-  const settings = EXPLAIN_MS === undefined ? { shared_preload_libraries: "pg_stat_statements" } : explainSettings;
+  const settings = EXPLAIN_MS === undefined ? { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track_planning": "on" } : explainSettings;
   cluster = await startCluster({ port: await freePort(), settings });
   const port = cluster.port;
   await migrate({ db: DB, port });
@@ -130,11 +131,11 @@ export async function startPostgres() {
         await admin.query("SELECT pg_reload_conf()");
       }
     },
-    /** Statement statistics since the last call: total rows returned/affected, buffers touched, SQL time. */
+    /** Statement statistics since the last call: total rows returned/affected, buffers touched, execution and planning time. */
     async statements() {
       const { rows } = await admin.query(
         `SELECT coalesce(sum(calls), 0) AS calls, coalesce(sum(rows), 0) AS rows, coalesce(sum(shared_blks_hit + shared_blks_read), 0) AS blocks,
-           coalesce(sum(total_exec_time), 0) AS ms FROM pg_stat_statements
+           coalesce(sum(total_exec_time), 0) AS ms, coalesce(sum(total_plan_time), 0) AS plan_ms FROM pg_stat_statements
          WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query !~* 'pg_stat_statements' AND query !~* '^\\s*(discard|reset|begin|commit|rollback|set )'`,
       );
       await admin.query("SELECT pg_stat_statements_reset()");
