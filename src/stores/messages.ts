@@ -4,7 +4,7 @@ import type { TextResult } from "../text";
 import type { Facet } from "./message-facets";
 import { userViewColumns, type UserView } from "./users";
 import type { Db } from "../db";
-import { allRows, boundShape } from "../db/batch";
+import { allRows, boundShape, type BoundQuery } from "../db/batch";
 import { type ArrayPart, jsonArrayGroup, jsonArrayValues, pickArray } from "../db/compiled";
 import { reserveEvent, type OutboxRef } from "../events/outbox";
 import {
@@ -123,9 +123,18 @@ export async function channelForWrite(
   viewerId: number,
   replyTo?: number,
 ): Promise<{ channel?: ChannelRecord; parent?: { id: number; threadId: number } }> {
-  const stmts = [channelByIdSql(channelId, viewerId)];
+  // Compiled once (a message write's first read), bound per request.
+  const channel = sql`${sql.placeholder("channel")}`;
+  const values = { channel: channelId, viewer: viewerId, replyTo };
+  const stmts = [boundShape("channel-by-id:user", () => channelByIdSql(channel, sql`${sql.placeholder("viewer")}`), values)];
   if (replyTo !== undefined) {
-    stmts.push(sql`SELECT id, thread_id FROM messages WHERE id = ${replyTo} AND channel_id = ${channelId} AND is_deleted = 0`);
+    stmts.push(
+      boundShape(
+        "message-parent",
+        () => sql`SELECT id, thread_id FROM messages WHERE id = ${sql.placeholder("replyTo")} AND channel_id = ${channel} AND is_deleted = 0`,
+        values,
+      ),
+    );
   }
   const rows = await batchRows(db, stmts);
   const p = rows[1]?.[0];
@@ -286,7 +295,7 @@ export async function channelMessages(
   channelId: number,
   viewerId: number | null,
   page: Page,
-  opts: { includeDeleted: boolean; markerRead?: SQL },
+  opts: { includeDeleted: boolean; markerRead?: BoundQuery },
 ): Promise<{ channel?: ChannelRecord; messages: MessageRecord[]; markerRows?: Row[]; deletedIds: string[] }> {
   // Compiled once per shape (building and compiling it through drizzle cost more CPU than the
   // database read), bound per request by name.

@@ -53,8 +53,8 @@ export interface SqlDialect {
   greatest(a: SQL, b: SQL): SQL;
   /** The smaller of two values. */
   least(a: SQL, b: SQL): SQL;
-  /** An integer parameter where Postgres cannot infer its type from a column (a select list, CASE, UNION). */
-  int(v: number | null | undefined): SQL;
+  /** An integer parameter (or a placeholder's SQL) where Postgres cannot infer its type from a column (a select list, CASE, UNION). */
+  int(v: number | SQL | null | undefined): SQL;
   /** The same for text parameters. */
   text(v: string | null | undefined): SQL;
   /** Position of `needle` in `haystack` (1-based, 0 when absent). */
