@@ -20,7 +20,7 @@ export const postgresDialect: SqlDialect = {
   },
   jsonItem: (expr, index) => sql`(CAST(${expr} AS JSONB) ->> ${sql.raw(String(index))})`,
   jsonValues: (values, alias) =>
-    sql`(SELECT CAST(value AS TEXT) AS value FROM jsonb_array_elements(CAST(${JSON.stringify(values)} AS JSONB)) AS t(value)) ${sql.raw(alias)}`,
+    sql`(SELECT CAST(value AS TEXT) AS value FROM jsonb_array_elements(CAST(${Array.isArray(values) ? JSON.stringify(values) : values} AS JSONB)) AS t(value)) ${sql.raw(alias)}`,
   jsonFirstItemField: (column, key, field) => {
     const [head, sub] = field.split(".");
     const item = sql`(CAST(${column} AS JSONB) -> ${typed("TEXT", key)} -> 0)`;
