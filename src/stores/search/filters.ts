@@ -236,7 +236,7 @@ export interface WordMatcher {
  * `search_vector` column and `pgQuery` (a tsquery, ranked by ts_rank), on D1 its FTS5 table
  * (`fts`, rowid = the table's id) matched by `ftsMatch` and ranked by `bm25`.
  */
-export function wordMatcher(table: "posts" | "users", fts: string, pgQuery: () => SQL, ftsMatch: () => string, bm25: SQL): WordMatcher {
+export function wordMatcher(table: "posts" | "users", fts: string, pgQuery: () => SQL, ftsMatch: () => string | SQL, bm25: SQL): WordMatcher {
   const t = sql.raw(table);
   return dialect.pick<() => WordMatcher>({
     // The query inline, not in a CTE: the planner folds it to a constant and estimates its
