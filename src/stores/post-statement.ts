@@ -84,8 +84,9 @@ function buildShape(kind: ViewerKind, paged: boolean, presence: boolean): Shape 
  * Postgres: the originals the page's reposts embed as rows of their own after the page's (`o` true),
  * read by the same joins and flags. Postgres plans the statement on every request (the driver's
  * unnamed statements), and planning cost more than running it; side by side, the original's own
- * posts, author, client, badge and seven flags were a second set to plan: a one-post render
- * planned in 0.82 → 0.55 ms, parsed in 0.45 → 0.29 ms, a home page 3.3 → 2.9 ms.
+ * posts, author, client, badge and seven flags were a second set to plan (medians of interleaved
+ * warm runs: a one-post render planned in 1.24 → 0.87 ms and parsed in 0.47 → 0.28 ms; a home page's
+ * render, 0.4 ms less planning).
  */
 function originalsAsRows(rowSelect: SQL, paged: boolean, postFrom: SQL): SQL {
   const place = paged ? sql`, pg0.pid, pg0.pos, pg0.note` : sql``;
