@@ -111,6 +111,17 @@ export async function meterTypes({ url, data, headers, pg, wanted }) {
   return out;
 }
 
+/**
+ * The ratios of `mixResults` to `floor` instead: the one-read floor is measured again after the mix
+ * and the higher of the two divides (this machine's speed drifts within a run; the higher floor
+ * gives the lower, safer ratio).
+ */
+export function rebaseMix(mixResults, floor) {
+  mixResults.floor = floor;
+  if (mixResults.mix) mixResults.mix.reads_ratio_to_one_read = +(mixResults.mix.reads_per_s / floor).toFixed(3);
+  for (const row of Object.values(mixResults.alone ?? {})) if ("ratio_to_one_read" in row) row.ratio_to_one_read = +(row.requests_per_s / floor).toFixed(3);
+}
+
 /** The mix's part of the printed report. */
 export function printMix(mixResults, log) {
   if (!mixResults) return;
@@ -142,5 +153,6 @@ export function printMix(mixResults, log) {
       `X-Cache hit ratio of the mix's reads: ${typeof mix.cache_hit_ratio === "number" ? `${(100 * mix.cache_hit_ratio).toFixed(2)} % (${mix.cache_hits} hits, ${mix.cache_misses} misses)` : mix.cache_hit_ratio}`,
     );
   }
+  if (mixResults.floors) log(`one-read floor: ${mixResults.floors.map((f) => f ?? "-").join(" req/s before the mix, ")} after; ratios divide by the higher, ${mixResults.floor}`);
   if (w) log(`writes only: ${w.requests_per_s} req/s, p50 ${w.p50_ms} ms, p99 ${w.p99_ms} ms${w.non2xx ? `, ${w.non2xx} non-2xx` : ""}`);
 }

@@ -62,7 +62,16 @@ export function repostsClearSql(reposts: SQL): SQL {
  * Rows read: about a page per source, about 9 per merged author followed besides their posts
  * within the page's span, plus what `visible` filters out along the way.
  */
-export function homePage(userId: unknown, withMentions: boolean, page: Page, visible: SQL, bounds: (col: SQL) => SQL, limit: unknown): SQL {
+export function homePage(
+  userId: unknown,
+  withMentions: boolean,
+  page: Page,
+  visible: SQL,
+  bounds: (col: SQL) => SQL,
+  limit: unknown,
+  /** A CTE `visible` names (or null). */
+  cte: SQL | null = null,
+): SQL {
   const n = limit;
   const dir = sql.raw(page.newestFirst ? "desc" : "asc");
   const walk = (from: SQL, col: string, where: SQL) =>
@@ -110,6 +119,6 @@ export function homePage(userId: unknown, withMentions: boolean, page: Page, vis
   if (withMentions) sources.push(source(walk(sql`post_mentions pm join posts on posts.id = pm.post_id`, "pm.post_id", sql`pm.user_id = ${userId}`)));
   // ORDER BY on the compound itself: SQLite merges the sorted sources lazily up to the limit
   // (no temporary tables), and UNION drops a post two sources hold.
-  return sql`with home_walk as (${homeWalk}), merged_followed as (${followedMerged}),
+  return sql`with ${cte ? sql`${cte}, ` : sql``}home_walk as (${homeWalk}), merged_followed as (${followedMerged}),
     hw as (select ${homeNth} as lo, ${recencyPays} as by_recency) ${sql.join(sources, sql` union `)} order by id ${dir} limit ${n}`;
 }

@@ -1,7 +1,7 @@
 import { sql, type Placeholder, type SQL } from "drizzle-orm";
 import { schema, type Db } from "../db";
 import { boundShape, mixedBatch, type BoundQuery } from "../db/batch";
-import { text, unindexed } from "../db/dialect";
+import { dialect, text, unindexed } from "../db/dialect";
 import type { PostFilters } from "../http/params";
 import type { Page } from "../http/pagination";
 import { pageBoundsSql } from "./channel-sql";
@@ -35,6 +35,28 @@ export function visibleTo(viewerId: Arg | null, includeMuted: boolean): SQL {
   return sql`not ${hidden(sql`${posts.userId}`)}
     and (${posts.repostOf} is null or not ${hidden(sql`(select vo.user_id from posts vo where vo.id = ${posts.repostOf})`)})`;
 }
+
+/**
+ * `visibleTo` for a statement that can name a CTE: `cte` (null: none needed) goes into its WITH
+ * list, `visible` is the condition on `posts`. Postgres plans a list's page on every request, and
+ * `visibleTo`'s subqueries (two EXISTS per author, the block's with an OR, up to three times in a
+ * home page) were a fifth of its planning: there the hidden users are one CTE, read once and
+ * hashed by each `IN` (a home page planned in 2.5 → 1.9 ms, and ran in 1.5 → 1.4 ms). SQLite keeps
+ * `visibleTo` (D1 counts the rows each read of the CTE would read).
+ */
+const sharedVisibleTo = dialect.pick<(viewerId: Arg | null, includeMuted: boolean) => { cte: SQL | null; visible: SQL }>({
+  sqlite: (viewerId, includeMuted) => ({ cte: null, visible: visibleTo(viewerId, includeMuted) }),
+  postgres: (viewerId, includeMuted) => {
+    if (viewerId == null) return { cte: null, visible: sql`true` };
+    const muted = includeMuted ? sql`` : sql`select vm.muted_id as id from user_mutes vm where vm.user_id = ${viewerId} union all `;
+    const cte = sql`viewer_hidden as (${muted}select vb.blocked_id as id from user_blocks vb where vb.user_id = ${viewerId}
+      union all select vb.user_id from user_blocks vb where vb.blocked_id = ${viewerId})`;
+    // A repost of a post gone (no author) is not hidden: `is not true` (`in` of null is null).
+    const visible = sql`${posts.userId} not in (select id from viewer_hidden)
+      and (${posts.repostOf} is null or ((select vo.user_id from posts vo where vo.id = ${posts.repostOf}) in (select id from viewer_hidden)) is not true)`;
+    return { cte, visible };
+  },
+});
 
 /** The general post parameters' filters as conditions on `posts` (visibility is separate). */
 export function filterConditions(f: PostFilters, viewerId: Arg | null): SQL[] {
@@ -167,17 +189,24 @@ function listArgs(stream: Stream, page: Page, viewerId: number | null): ListArgs
  */
 function listPageSql(stream: Stream, page: Page, f: PostFilters, a: ListArgs): SQL {
   const filters = filterConditions(f, a.viewer);
-  const common = and([...filters, visibleTo(a.viewer, f.muted)]);
+  const { cte, visible } = sharedVisibleTo(a.viewer, f.muted);
+  const common = and([...filters, visible]);
+  if (stream.kind === "personal") {
+    // Fanned out on write (home_items): reads about a page, not every followed author's posts.
+    return homePage(a.subject, stream.withMentions, page, common, (col) => bounds(col, page, a), a.limit, cte);
+  }
+  if (stream.kind === "user") return pageOf(sql`${posts.userId} = ${a.subject} and ${and(filters)}`, page, a);
+  const body = listBody(stream, page, common, f, a);
+  return cte ? sql`with ${cte} ${body}` : body;
+}
+
+/** The page of a list whose posts the viewer's mutes and blocks filter (`common`: every condition on `posts`). */
+function listBody(stream: Exclude<Stream, { kind: "personal" | "user" }>, page: Page, common: SQL, f: PostFilters, a: ListArgs): SQL {
   switch (stream.kind) {
     case "global":
       // `unindexed` (`+repost_of` on SQLite): keeps SQLite from using the repost_of index for `is null` (every original
       // matches) and sorting them all, instead of walking the primary key to the page.
       return pageOf(sql`${unindexed(posts.repostOf)} is null and ${humanAuthor} and ${common}`, page, a);
-    case "personal":
-      // Fanned out on write (home_items): reads about a page, not every followed author's posts.
-      return homePage(a.subject, stream.withMentions, page, common, (col) => bounds(col, page, a), a.limit);
-    case "user":
-      return pageOf(sql`${posts.userId} = ${a.subject} and ${and(filters)}`, page, a);
     case "mentions": {
       const copies = f.copyMentions
         ? sql`true`

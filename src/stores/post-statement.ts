@@ -1,6 +1,6 @@
 import { fillPlaceholders, getTableColumns, Placeholder, sql, type Column, type SQL } from "drizzle-orm";
 import { schema, type Row } from "../db";
-import { dialect, existsFlag } from "../db/dialect";
+import { dialect, existsFlag, unindexed } from "../db/dialect";
 import { BoundQuery, compile, shiftParams } from "../db/batch";
 import { type ArrayPart, jsonArrayGroup, jsonArrayValues, pickArray } from "../db/compiled";
 import type { AppRef, PostRecord, PostView } from "./posts";
@@ -20,7 +20,7 @@ interface Shape {
   params: unknown[];
   /** The page row's post (with flags), author, client and page place in the array cell `post_json`. */
   row: Parts<4>;
-  /** The post (with flags), author and client of the original a repost embeds, in the array cell `original_json` (null without one). */
+  /** The post (with flags), author and client of the original a repost embeds: SQLite's array cell `original_json` (null without one), Postgres's row of its own. */
   original: Parts<3>;
   /** Postgres: the text with its parameters renumbered after a page of n parameters. */
   shifted: Map<number, string>;
@@ -67,45 +67,50 @@ function buildShape(kind: ViewerKind, paged: boolean, presence: boolean): Shape 
   const page = paged
     ? { pid: sql`pg.pid`, pos: sql`pg.pos`, note: sql`pg.note` }
     : { pid: sql`CAST(NULL AS BIGINT)`, pos: sql`CAST(NULL AS BIGINT)`, note: sql`CAST(NULL AS TEXT)` };
+  const postFrom = sql`JOIN posts p ON p.id = ${unindexed(sql`pg.id`)} LEFT JOIN users u ON u.id = p.user_id LEFT JOIN apps a ON a.id = p.app_id`;
   // The page row's ~60 values as one JSON array cell rather than as columns: the database client's
   // work is per cell (D1's turns each into a property, value by value), and it was the Worker's
   // largest CPU cost under the benchmark mix (docs/benchmark.md, "Post render rows").
   const row = jsonArrayGroup([{ ...r.post, ...r.flags }, r.user, r.app, page]);
-  // The original a repost embeds, in a second array (both in one would pass Postgres's 100 arguments).
-  const o = postParts(viewer, { post: "o", user: "ou", app: "oa" }, presence);
-  const originalGroups = [{ ...o.post, ...o.flags }, o.user, o.app];
-  const originalJoins = sql`LEFT JOIN users ou ON ou.id = o.user_id LEFT JOIN apps oa ON oa.id = o.app_id`;
-  // Postgres plans the statement on every request (the driver's unnamed statements), and planning
-  // had cost more than running it: the original as its own scalar subquery leaves two join problems
-  // of three and four tables instead of one of seven (with the flags' LIMIT 1, planning 4.1 → 1.9 ms
-  // for an interactions page; docs/benchmark.md, "Post render planning"). SQLite keeps the joins.
-  const originalApart = dialect.backend === "postgres";
-  const original = jsonArrayGroup(originalGroups, originalApart ? undefined : sql`o.id IS NOT NULL`);
-  const originalSelect = originalApart ? sql`(SELECT ${original.select} FROM posts o ${originalJoins} WHERE o.id = p.repost_of)` : original.select;
-  const originalFrom = originalApart
-    ? sql``
-    : sql`
-      LEFT JOIN posts o ON o.id = p.repost_of ${originalJoins}`;
   const firstKey = (part: ArrayPart) => part.fields[0][0];
   if (firstKey(row.parts[1]) !== "id" || firstKey(row.parts[2]) !== "clientId") throw new Error("post render: decodePost reads presence from the first value");
-  // One row per page row: the post and, for a repost, the original it embeds, side by side. The
-  // page is read once (SQLite runs a CTE's query again at every reference, and D1 counts every
-  // row each run reads: a UNION of the page's and the originals' rows cost ~5 rows a post).
-  // `+pg.id`: SQLite must drive from the page and probe posts by primary key; left free, D1 chose
-  // to walk all of posts and probe an automatic index on the page for the home timelines'
-  // compound page (20,000 rows read for a page of 20).
-  const select = [sql`${row.select} AS post_json`, sql`${originalSelect} AS original_json`];
-  const statement = sql` SELECT ${sql.join(select, sql`, `)}
-    FROM page pg JOIN posts p ON p.id = +pg.id
-      LEFT JOIN users u ON u.id = p.user_id LEFT JOIN apps a ON a.id = p.app_id${originalFrom}`;
+  const statement = dialect.backend === "postgres" ? originalsAsRows(row.select, paged, postFrom) : originalsSideBySide(row.select, viewer, presence, postFrom);
   const { sql: text, params } = compile(statement);
-  return {
-    text,
-    params,
-    row: row.parts as Parts<4>,
-    original: original.parts as Parts<3>,
-    shifted: new Map(),
-  };
+  // The original's fields are the page row's but the page's place (decoded by `shape.original`).
+  return { text, params, row: row.parts as Parts<4>, original: row.parts.slice(0, 3) as Parts<3>, shifted: new Map() };
+}
+
+/**
+ * Postgres: the originals the page's reposts embed as rows of their own after the page's (`o` true),
+ * read by the same joins and flags. Postgres plans the statement on every request (the driver's
+ * unnamed statements), and planning cost more than running it; side by side, the original's own
+ * posts, author, client, badge and seven flags were a second set to plan (medians of interleaved
+ * warm runs: a one-post render planned in 1.24 → 0.87 ms and parsed in 0.47 → 0.28 ms; a home page's
+ * render, 0.4 ms less planning).
+ */
+function originalsAsRows(rowSelect: SQL, paged: boolean, postFrom: SQL): SQL {
+  const place = paged ? sql`, pg0.pid, pg0.pos, pg0.note` : sql``;
+  const noPlace = paged ? sql`, NULL, NULL, NULL` : sql``;
+  return sql` SELECT ${rowSelect} AS post_json, pg.o AS original_row
+    FROM (SELECT pg0.id${place}, false AS o FROM page pg0
+      UNION ALL SELECT ro.repost_of${noPlace}, true FROM page pg1 JOIN posts ro ON ro.id = pg1.id WHERE ro.repost_of IS NOT NULL) pg
+      ${postFrom}`;
+}
+
+/**
+ * SQLite: one row per page row, the post and, for a repost, the original it embeds side by side. The
+ * page is read once (SQLite runs a CTE's query again at every reference, and D1 counts every row
+ * each run reads: a UNION of the page's and the originals' rows cost ~5 rows a post).
+ * `+pg.id`: SQLite must drive from the page and probe posts by primary key; left free, D1 chose
+ * to walk all of posts and probe an automatic index on the page for the home timelines'
+ * compound page (20,000 rows read for a page of 20).
+ */
+function originalsSideBySide(rowSelect: SQL, viewer: SQL | null, presence: boolean, postFrom: SQL): SQL {
+  const o = postParts(viewer, { post: "o", user: "ou", app: "oa" }, presence);
+  const original = jsonArrayGroup([{ ...o.post, ...o.flags }, o.user, o.app], sql`o.id IS NOT NULL`);
+  return sql` SELECT ${rowSelect} AS post_json, ${original.select} AS original_json
+    FROM page pg ${postFrom}
+      LEFT JOIN posts o ON o.id = p.repost_of LEFT JOIN users ou ON ou.id = o.user_id LEFT JOIN apps oa ON oa.id = o.app_id`;
 }
 
 /** Per isolate: the post render compiled once per shape (viewer kind, paged or not). */
@@ -136,10 +141,14 @@ export function boundPostsQuery(viewer: ViewerSlot | null, pageIds: SQL | BoundQ
   return new BoundQuery({ sql: `with page as (${page.sql})${text}`, params: [...page.params, ...params] });
 }
 
-/** The post of a row of `boundPostsQuery` (the page's, with its place), and the original it embeds when it is a repost. */
-export function decodePostRow(row: Row): { view: PostView; original: PostView | null } {
+/**
+ * A row of `boundPostsQuery`: the page's post (with its place) and the original it embeds when it is
+ * a repost, or (Postgres, `original_row`) only an original a repost of the page embeds.
+ */
+export function decodePostRow(row: Row): { view: PostView | null; original: PostView | null } {
   const shape = shapeFor("user", false, true); // the fields are the same for every shape
   const r = jsonArrayValues(row.post_json) as unknown[];
+  if (bool(row.original_row)) return { view: null, original: decodePost(r, shape.original) };
   const view = decodePost(r, shape.row);
   const [, , , page] = shape.row;
   const pid = r[page.from];
@@ -148,19 +157,38 @@ export function decodePostRow(row: Row): { view: PostView; original: PostView | 
   return { view, original: o && decodePost(o, shape.original) };
 }
 
+/**
+ * The post group of a shape without its two flags, and the flags' positions in the group: the
+ * record is picked without them rather than copied without them (the copy was 3 % of the
+ * Worker's CPU under the benchmark mix).
+ */
+interface PostGroup {
+  record: ArrayPart;
+  bookmarked: number;
+  reposted: number;
+}
+const postGroups = new WeakMap<ArrayPart, PostGroup>();
+function postGroup(part: ArrayPart): PostGroup {
+  let g = postGroups.get(part);
+  if (!g) {
+    const at = (key: string) => part.from + part.fields.findIndex(([k]) => k === key);
+    const record = { fields: part.fields.filter(([k]) => k !== "youBookmarked" && k !== "youReposted"), from: part.from };
+    // The record's fields are read by position from `from`: the flags must come after them.
+    if (record.fields.some(([k], i) => part.fields[i][0] !== k)) throw new Error("post render: the flags must follow the post's columns");
+    postGroups.set(part, (g = { record, bookmarked: at("youBookmarked"), reposted: at("youReposted") }));
+  }
+  return g;
+}
+
 /** The post, author and client at `parts` of an array cell; author and client null when their first value (id, client id) is: the join found none. */
 function decodePost(values: unknown[], [post, user, app]: ArrayPart[]): PostView {
   const found = (part: ArrayPart) => (values[part.from] != null ? pickArray(values, part) : null);
-  return postView(pickArray(values, post), found(user), found(app));
-}
-
-function postView(post: Record<string, unknown>, user: Record<string, unknown> | null, app: Record<string, unknown> | null): PostView {
-  const { youBookmarked, youReposted, ...record } = post;
+  const g = postGroup(post);
   return {
-    post: record as unknown as PostRecord,
-    user: user as unknown as UserView | null,
-    app: app as unknown as AppRef | null,
-    youBookmarked: youBookmarked === true,
-    youReposted: youReposted === true,
+    post: pickArray(values, g.record) as unknown as PostRecord,
+    user: found(user) as unknown as UserView | null,
+    app: found(app) as unknown as AppRef | null,
+    youBookmarked: bool(values[g.bookmarked]),
+    youReposted: bool(values[g.reposted]),
   };
 }

@@ -95,10 +95,11 @@ export function toPostSet(rows: PostRows, order?: (a: PostView, b: PostView) => 
   const originals: PostView[] = [];
   for (const r of rows.results) {
     const { view, original } = decodePostRow(r);
+    if (original) originals.push(original);
+    if (!view) continue;
     paged ||= view.pos != null;
     byId.set(view.post.id, view);
     page.push(view);
-    if (original) originals.push(original);
   }
   // A post both in the page and embedded by a repost of it comes twice: the page's row wins.
   for (const o of originals) if (!byId.has(o.post.id)) byId.set(o.post.id, o);

@@ -1,6 +1,6 @@
 import { sql, type SQL } from "drizzle-orm";
 import { boundShape, runOne, type BoundQuery } from "../db/batch";
-import { inList, jsonArrayAgg } from "../db/dialect";
+import { existsFlag, inList, jsonArrayAgg } from "../db/dialect";
 import { schema, type Db } from "../db";
 import { canReadSql } from "./channel-sql";
 
@@ -79,11 +79,13 @@ const usableToken = sql`sa.id = st.app_id AND sa.deleted_at IS NULL AND su.id = 
 /**
  * The subscriber may still be told anything: the token that opened its connection exists (not
  * revoked, its app not deleted) and its user is not disabled. Rows written before the token was
- * recorded stand for any token of the same user and app.
+ * recorded stand for any token of the same user and app. `existsFlag`: Postgres plans an EXISTS
+ * in a CASE twice (row by row and hashed), here two three-table joins per branch of a routing
+ * statement; it ran row by row (a post's routing planned in 2.4 → 1.8 ms).
  */
 const liveSubscriber = sql`(CASE WHEN s.token_id IS NULL
-    THEN EXISTS (SELECT 1 FROM tokens st, apps sa, users su WHERE st.user_id = s.user_id AND st.app_id = s.app_id AND ${usableToken})
-    ELSE EXISTS (SELECT 1 FROM tokens st, apps sa, users su WHERE st.id = s.token_id AND ${usableToken}) END)`;
+    THEN ${existsFlag(sql`SELECT 1 FROM tokens st, apps sa, users su WHERE st.user_id = s.user_id AND st.app_id = s.app_id AND ${usableToken}`)}
+    ELSE ${existsFlag(sql`SELECT 1 FROM tokens st, apps sa, users su WHERE st.id = s.token_id AND ${usableToken}`)} END)`;
 
 /** The subscriber may read the channel `c` of the query (its ACL as it is now). */
 const readsChannel = canReadSql("c", sql`s.user_id`);

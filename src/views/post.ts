@@ -33,8 +33,8 @@ export function renderPost(row: PostView, byId: ReadonlyMap<number, PostView>, v
   if (p.replyTo != null) out.reply_to = String(p.replyTo);
   if (original) out.repost_of = renderPost(original, byId, view, { ...opts, actors: undefined });
   if (!p.isDeleted && !acted.post.isDeleted) {
-    const { html, ...rest } = content(acted.post);
-    out.content = shape.postHtml ? { ...rest, html } : rest;
+    const c = content(acted.post);
+    out.content = shape.postHtml ? { text: c.text, entities: c.entities, html: c.html } : { text: c.text, entities: c.entities };
   }
   if (shape.counts) {
     out.counts = { bookmarks: acted.post.bookmarks, replies: acted.post.replies, reposts: acted.post.reposts, threads: acted.post.threads };

@@ -73,6 +73,23 @@ describe("home timelines", { timeout: 60_000 }, () => {
     expect(await homeRows(a)).toEqual([c1]);
   });
 
+  it("leaves out a repost of a muted author's post (unless asked for) and of one by a user who blocks the viewer", async () => {
+    const [a, b, c, d] = await Promise.all([actor(SCOPES), actor(SCOPES), actor(SCOPES), actor(SCOPES)]);
+    await follow(a, b);
+    const c1 = await post(c, "c one");
+    const d1 = await post(d, "d one");
+    const b1 = await post(b, "b one");
+    const cRepost = await repost(b, c1);
+    const dRepost = await repost(b, d1);
+    expect(await home(a)).toEqual([dRepost, cRepost, b1]);
+    await call("PUT", `/users/${c.user.id}/mute`, { token: a.token });
+    expect(await home(a)).toEqual([dRepost, b1]);
+    expect(await home(a, "?include_muted=1")).toEqual([dRepost, cRepost, b1]);
+    expect((await call("PUT", `/users/${a.user.id}/block`, { token: d.token })).status).toBe(200);
+    expect(await home(a, "?include_muted=1")).toEqual([cRepost, b1]);
+    expect(await home(a)).toEqual([b1]);
+  });
+
   // A page finds the merged authors' posts one of two ways, chosen by their post counts: each
   // author's own walk, or one newest-first walk of all posts when they write most of them (here:
   // their post count raised, as a prolific author's would be). Both must give the same pages.
