@@ -153,6 +153,7 @@ export function printMix(mixResults, log) {
       `X-Cache hit ratio of the mix's reads: ${typeof mix.cache_hit_ratio === "number" ? `${(100 * mix.cache_hit_ratio).toFixed(2)} % (${mix.cache_hits} hits, ${mix.cache_misses} misses)` : mix.cache_hit_ratio}`,
     );
   }
-  if (mixResults.floors) log(`one-read floor: ${mixResults.floors.map((f) => f ?? "-").join(" req/s before the mix, ")} after; ratios divide by the higher, ${mixResults.floor}`);
+  if (mixResults.floors)
+    log(`one-read floor: ${mixResults.floors.map((f) => f ?? "-").join(" req/s before the mix, ")} after; ratios divide by the higher, ${mixResults.floor}`);
   if (w) log(`writes only: ${w.requests_per_s} req/s, p50 ${w.p50_ms} ms, p99 ${w.p99_ms} ms${w.non2xx ? `, ${w.non2xx} non-2xx` : ""}`);
 }
