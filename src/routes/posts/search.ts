@@ -153,10 +153,7 @@ export const postSearchRoutes = createRouter().openapi(
     const search = parseSearch(c, q);
     const page = parsePage(q);
     const viewerId = viewContext(c).viewerId;
-    const reads = { ...readOptions(c), paged: true };
-    // The actors' statement embeds the page: then it stays SQL, else it comes compiled once per shape.
-    const pageIds = postSearchPage(search, page, viewerId, listFilters(c), !!(reads.bookmarkedBy || reads.repostedBy));
-    const set = await readPosts(c.var.db, viewerId, pageIds, reads);
+    const set = await readPosts(c.var.db, viewerId, postSearchPage(search, page, viewerId, listFilters(c)), { ...readOptions(c), paged: true });
     return renderPage(c, set, page);
   },
 );
