@@ -23,27 +23,24 @@ function child(root, job, jobFile) {
 
 /**
  * The mix (reads and writes, warm), every read type alone with the cache defeated, and writes
- * alone. `floor` is the one-read floor's req/s of the same run.
+ * alone. Their ratios to the one-read floor are set afterwards (`setMixRatios`).
  */
-export async function measureMix({ root, url, data, headers, connections, seconds, floor, wanted, log, tmp }) {
+export async function measureMix({ root, url, data, headers, connections, seconds, wanted, log, tmp }) {
   const jobFile = path.join(tmp, "mix-job.json");
   const base = { url, connections, data, headers };
   const out = { settings: { mix_seconds: MIX_SECONDS, alone_seconds: seconds, connections, weights_percent: { ...READS, ...WRITES } } };
   if (wanted("mix")) {
     log(`Mix: ${MIX_SECONDS} s, ${connections} connections, ${Object.values(WRITES).reduce((a, b) => a + b)} % writes`);
     const m = await child(root, { ...base, duration: MIX_SECONDS, weights: { ...READS, ...WRITES } }, jobFile);
-    m.reads_ratio_to_one_read = +(m.reads_per_s / floor).toFixed(3);
     const answered = m.cache_hits + m.cache_misses;
     m.cache_hit_ratio = answered ? +(m.cache_hits / answered).toFixed(4) : "no cache";
     out.mix = m;
   }
-  // One type alone for `seconds`: its rate, latencies and failures; reads with the cache defeated and their ratio to the floor.
+  // One type alone for `seconds`: its rate, latencies and failures; reads with the cache defeated.
   const alone = async (type, read) => {
     const r = await child(root, { ...base, duration: seconds, weights: { [type]: 1 }, bust: read }, jobFile);
     const t = r.types[type] ?? { count: 0 };
-    const rate = t.count / r.seconds;
-    const row = { requests_per_s: +rate.toFixed(1), p50_ms: t.p50_ms, p99_ms: t.p99_ms, non2xx: t.non2xx };
-    return read ? { ...row, ratio_to_one_read: +(rate / floor).toFixed(3) } : row;
+    return { requests_per_s: +(t.count / r.seconds).toFixed(1), p50_ms: t.p50_ms, p99_ms: t.p99_ms, non2xx: t.non2xx };
   };
   out.alone = {};
   for (const type of Object.keys(READS)) {
@@ -112,14 +109,16 @@ export async function meterTypes({ url, data, headers, pg, wanted }) {
 }
 
 /**
- * The ratios of `mixResults` to `floor` instead: the one-read floor is measured again after the mix
- * and the higher of the two divides (this machine's speed drifts within a run; the higher floor
- * gives the lower, safer ratio).
+ * The mix's and each read type's ratio to the one-read floor, measured before the mix and again
+ * after it (`floors`): the higher divides (this machine's speed drifts within a run; the higher
+ * floor gives the lower, safer ratio).
  */
-export function rebaseMix(mixResults, floor) {
-  mixResults.floor = floor;
-  if (mixResults.mix) mixResults.mix.reads_ratio_to_one_read = +(mixResults.mix.reads_per_s / floor).toFixed(3);
-  for (const row of Object.values(mixResults.alone ?? {})) if ("ratio_to_one_read" in row) row.ratio_to_one_read = +(row.requests_per_s / floor).toFixed(3);
+export function setMixRatios(mixResults, floors) {
+  mixResults.floors = floors;
+  const floor = (mixResults.floor = Math.max(...floors.map((f) => f ?? 0)));
+  const ratio = (rate) => +(rate / floor).toFixed(3);
+  if (mixResults.mix) mixResults.mix.reads_ratio_to_one_read = ratio(mixResults.mix.reads_per_s);
+  for (const row of Object.values(mixResults.alone)) row.ratio_to_one_read = ratio(row.requests_per_s);
 }
 
 /** The mix's part of the printed report. */

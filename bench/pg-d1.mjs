@@ -55,6 +55,9 @@ function d1Like(client) {
 const KEEP = process.env.BENCH_PG_KEEP === "1";
 const EXPLAIN_MS = process.env.BENCH_PG_EXPLAIN_MS;
 
+/** The statement statistics of the rows-read pass, with planning time (paid on every request over Neon's HTTP endpoint). */
+const statsSettings = { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track_planning": "on" };
+
 /**
  * Server settings for logging statements with their parameters and plans as EXPLAIN (ANALYZE,
  * BUFFERS) gives them (auto_explain), to the cluster's server.log; the threshold is set after the
@@ -62,12 +65,12 @@ const EXPLAIN_MS = process.env.BENCH_PG_EXPLAIN_MS;
  * itself: for finding plans, not for figures.
  */
 const explainSettings = {
+  ...statsSettings,
   shared_preload_libraries: "pg_stat_statements,auto_explain",
   log_parameter_max_length: -1,
   "auto_explain.log_analyze": "on",
   "auto_explain.log_buffers": "on",
   "auto_explain.log_nested_statements": "on",
-  "pg_stat_statements.track_planning": "on",
 };
 
 const keepHint = (c) =>
@@ -94,7 +97,7 @@ export async function startPostgres() {
 
   // pg_stat_statements: the statement statistics of the rows-read pass (bench/mix-run.mjs).
   // BENCH_PG_EXPLAIN_MS: auto_explain too (plans with timings and buffers in server.log).
-  const settings = EXPLAIN_MS === undefined ? { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track_planning": "on" } : explainSettings;
+  const settings = EXPLAIN_MS === undefined ? statsSettings : explainSettings;
   cluster = await startCluster({ port: await freePort(), settings });
   const port = cluster.port;
   await migrate({ db: DB, port });

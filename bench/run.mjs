@@ -17,7 +17,7 @@ import { measureStreamLoad, printStreamLoad } from "./streams.mjs";
 import { SIZES, deriveStoredState, seedData } from "./seed.mjs";
 import { MIX_SIZES, seedMix } from "./mix-seed.mjs";
 import { READS, WRITES } from "./mix.mjs";
-import { measureMix, meterTypes, printMix, rebaseMix } from "./mix-run.mjs";
+import { measureMix, meterTypes, printMix, setMixRatios } from "./mix-run.mjs";
 
 // `npm run bench -- soak [--minutes N ...]`: the bounded soak of `npm start` instead (bench/soak.mjs).
 if (process.argv[2] === "soak") {
@@ -283,7 +283,6 @@ if (mixOn) {
     headers: CLIENT,
     connections: CONNECTIONS,
     seconds: DURATION,
-    floor: oneRead.requests_per_s,
     wanted,
     log,
     tmp: persist,
@@ -293,10 +292,8 @@ if (mixOn) {
     log(`\nCPU profile of the Worker during the mix (bench/results/mix.cpuprofile): busy ${summary.busy_share} of ${summary.samples} samples`);
     for (const r of summary.top) log(`  ${(r.self_share * 100).toFixed(1).padStart(5)} %  ${r.fn}`);
   }
-  // The floor again, after the mix: the higher of the two divides its ratios (rebaseMix).
-  const again = await measure(floors[1], tokens);
-  results.mix.floors = [oneRead.requests_per_s, again.requests_per_s];
-  rebaseMix(results.mix, Math.max(oneRead.requests_per_s, again.requests_per_s ?? 0));
+  // The floor again, after the mix: the higher of the two divides its ratios.
+  setMixRatios(results.mix, [oneRead.requests_per_s, (await measure(floors[1], tokens)).requests_per_s]);
 }
 
 // 6a. Stream load (bench/streams.mjs): hub CPU per event by listening keys, user-stream fan-out to
