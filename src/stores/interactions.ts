@@ -4,7 +4,7 @@ import { bool, json, pageBoundsSql, pageBoundValues, pageBoundsShape, readUser, 
 import type { Db, RawResult } from "../db";
 import { boundShapes, mixedBatch, type BoundQuery } from "../db/batch";
 import { postsQuery, toPostSet, type PostSet } from "./posts";
-import { viewerSql, type UserView, type Viewer, type ViewerSlot } from "./users";
+import { sharedViewer, viewerSql, type UserView, type Viewer, type ViewerSlot } from "./users";
 import { inList, jsonArray, jsonArrayAgg } from "../db/dialect";
 
 export type InteractionAction = "bookmark" | "reply" | "repost" | "follow" | "poll_response";
@@ -90,7 +90,7 @@ export interface InteractionPage {
 }
 
 /** `SELECT` of the page's groups: one index range scan, or one per action merged when only some actions are wanted. */
-function groupsPageSql(userId: ViewerSlot, actions: readonly InteractionAction[], page: Page, bounds: SQL): SQL {
+function groupsPageSql(userId: ViewerSlot | SQL, actions: readonly InteractionAction[], page: Page, bounds: SQL): SQL {
   const dir = sql.raw(page.newestFirst ? "DESC" : "ASC");
   const limit = sql.placeholder("limit");
   const scan = (action?: InteractionAction) =>
@@ -109,10 +109,10 @@ function groupsPageSql(userId: ViewerSlot, actions: readonly InteractionAction[]
  * event one actor (the writes keep one event per actor and group, its latest). Anonymous polls
  * name no one: their events are not even read. Rows come in no order (`readActors` sorts them).
  */
-function groupActorsSql(pg: SQL, viewerId: ViewerSlot | null, presence = true): SQL {
+function groupActorsSql(pg: SQL, viewerId: ViewerSlot | SQL | null, presence = true, viewerCte: SQL | null = null): SQL {
   // The oldest event shown is found once per group (in `pf`), not once per event joined: D1
   // counts the rows of every run of that walk.
-  return sql`WITH pg AS (${pg}), pf AS (SELECT pg.id, coalesce((SELECT e2.id FROM interaction_events e2 WHERE e2.group_id = pg.id
+  return sql`WITH ${viewerCte ? sql`${viewerCte}, ` : sql``}pg AS (${pg}), pf AS (SELECT pg.id, coalesce((SELECT e2.id FROM interaction_events e2 WHERE e2.group_id = pg.id
         ORDER BY e2.id DESC LIMIT 1 OFFSET ${USERS_PER_INTERACTION - 1}), 0) AS first_event
       FROM pg WHERE pg.action <> 'poll_response' OR coalesce((SELECT ap.is_anonymous FROM polls ap WHERE ap.id = pg.object_id), 1) = 0)
     SELECT pf.id AS ix_group_id, e.id AS ix_event_id, ${userColumnsSql(viewerId, presence)}
@@ -161,14 +161,20 @@ export function interactionPageQueries(userId: Viewer, actions: readonly Interac
 function pageStatements(userId: ViewerSlot, actions: readonly InteractionAction[], page: Page, bounds: SQL, presence: boolean): (SQL | BoundQuery)[] {
   const pg = groupsPageSql(userId, actions, page, bounds);
   const objectsOf = (list: readonly InteractionAction[]) => sql`SELECT pg.object_id AS id FROM (${pg}) pg WHERE pg.action IN ${inList(list, "text")}`;
-  const actors = groupActorsSql(pg, userId, presence);
+  // The statements naming the viewer many times (the actors' and users' flags) read a token once.
+  const shared = sharedViewer(userId);
+  const actors = groupActorsSql(groupsPageSql(shared.viewer, actions, page, bounds), shared.viewer, presence, shared.cte);
+  const sharedPg = groupsPageSql(shared.viewer, actions, page, bounds);
+  const follows = sql`SELECT pg.object_id AS id FROM (${sharedPg}) pg WHERE pg.action IN ${inList(["follow"], "text")}`;
   const wants = (list: readonly InteractionAction[]) => actions.some((a) => list.includes(a));
   const none = sql`SELECT 1 WHERE false`;
   return [
     pg,
     actors,
     postsQuery(userId, wants(POST_ACTIONS) ? objectsOf(POST_ACTIONS) : sql`SELECT 0 AS id WHERE false`, { presence }),
-    wants(["follow"]) ? sql`SELECT ${userColumnsSql(userId, presence)} FROM users WHERE users.id IN (${objectsOf(["follow"])})` : none,
+    wants(["follow"])
+      ? sql`${shared.cte ? sql`WITH ${shared.cte} ` : sql``}SELECT ${userColumnsSql(shared.viewer, presence)} FROM users WHERE users.id IN (${follows})`
+      : none,
     wants(["poll_response"])
       ? sql`SELECT p.id, p.prompt, p.closed_at, p.user_id, p.poll_token, p.is_anonymous, p.is_deleted,
           (SELECT ${jsonArrayAgg(jsonArray(sql`o.position`, sql`o.text`))} FROM poll_options o WHERE o.poll_id = p.id) AS options

@@ -4,7 +4,7 @@ import { dialect, existsFlag, unindexed } from "../db/dialect";
 import { BoundQuery, compile, shiftParams } from "../db/batch";
 import { type ArrayPart, jsonArrayGroup, jsonArrayValues, pickArray } from "../db/compiled";
 import type { AppRef, PostRecord, PostView } from "./posts";
-import { embeddedUserColumns, type UserView, type ViewerSlot } from "./users";
+import { embeddedUserColumns, sharedViewer, viewerSql, type UserView, type ViewerSlot } from "./users";
 
 // The statement that reads posts with everything a Post object embeds, compiled once per shape
 // (anonymous or not, paged or not) and bound per request: building it through drizzle on every
@@ -57,12 +57,9 @@ function postParts(viewer: SQL | null, t: { post: string; user: string; app: str
 }
 
 function buildShape(kind: ViewerKind, paged: boolean, presence: boolean): Shape {
-  const viewer =
-    kind === "anonymous"
-      ? null
-      : kind === "user"
-        ? sql`${sql.placeholder("viewer")}`
-        : sql`(SELECT vt.user_id FROM tokens vt WHERE vt.token_hash = ${sql.placeholder("hash")})`;
+  // A token's viewer (named seven times a post): on Postgres, read once in the CTE `viewer`, after the page's.
+  const token = kind === "token" ? sharedViewer({ tokenHash: sql.placeholder("hash") as unknown as string }) : undefined;
+  const viewer = kind === "anonymous" ? null : kind === "user" ? sql`${sql.placeholder("viewer")}` : viewerSql(token!.viewer);
   const r = postParts(viewer, { post: "p", user: "u", app: "a" }, presence);
   const page = paged
     ? { pid: sql`pg.pid`, pos: sql`pg.pos`, note: sql`pg.note` }
@@ -75,7 +72,7 @@ function buildShape(kind: ViewerKind, paged: boolean, presence: boolean): Shape 
   const firstKey = (part: ArrayPart) => part.fields[0][0];
   if (firstKey(row.parts[1]) !== "id" || firstKey(row.parts[2]) !== "clientId") throw new Error("post render: decodePost reads presence from the first value");
   const statement = dialect.backend === "postgres" ? originalsAsRows(row.select, paged, postFrom) : originalsSideBySide(row.select, viewer, presence, postFrom);
-  const { sql: text, params } = compile(statement);
+  const { sql: text, params } = compile(token?.cte ? sql`, ${token.cte}${statement}` : statement);
   // The original's fields are the page row's but the page's place (decoded by `shape.original`).
   return { text, params, row: row.parts as Parts<4>, original: row.parts.slice(0, 3) as Parts<3>, shifted: new Map() };
 }
