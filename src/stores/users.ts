@@ -79,7 +79,7 @@ export const viewerSql = (v: ViewerSlot | SQL): SQL =>
  * A viewer named many times in one statement (five relationship flags per user, two per post):
  * on Postgres a token's viewer is read once, by the CTE `cte` (`viewer`, to put first in the
  * statement's WITH list), and `viewer` names that CTE. Postgres plans every statement afresh and
- * each token subquery was a plan of its own (an interactions page planned 0.24 ms less with it);
+ * each token subquery was a plan of its own (an interactions page planned about 0.2 ms less with it);
  * SQLite keeps the subqueries (it runs a CTE again at every reference, and D1 counts those rows).
  */
 export const sharedViewer = dialect.pick<(v: ViewerSlot) => { cte: SQL | null; viewer: ViewerSlot | SQL }>({
