@@ -64,6 +64,13 @@ export interface HomeFilters {
   cte: SQL | null;
 }
 
+/** A walk of post ids in id order: `col` of `from` where `where` holds (and the page's bounds, the list's filters). */
+interface Walk {
+  from: SQL;
+  col: SQL;
+  where: SQL;
+}
+
 /** A home page's parts, for the dialect's way to the merged authors' posts. */
 interface Home {
   userId: unknown;
@@ -73,11 +80,16 @@ interface Home {
   bounds: (col: SQL, bounded?: Page) => SQL;
   limit: unknown;
   dir: SQL;
-  /** The user's home_items walk, cut at a page. */
-  homeWalk: SQL;
+  /** The user's home_items, then with `unified` their mentions. */
+  walks: Walk[];
 }
 
+/** The page's rows of the post ids `ids` selects (column `id`). */
 const source = (page: Page, ids: SQL) => sql`select ${pageRow(sql`hs.id`, sql`hs.id`, page.newestFirst ? sql`-hs.id` : sql`hs.id`)} from (${ids}) hs`;
+
+/** A walk cut at a page, in the page's order. */
+const walkPage = (h: Home, w: Walk) =>
+  sql`select posts.id as id from ${w.from} where ${w.where} and ${h.bounds(w.col)} and ${h.f.visible} order by ${w.col} ${h.dir} limit ${h.limit}`;
 
 /**
  * The page of a home timeline (the CTE `page` of post-statement): the newest (or oldest) `count`
@@ -88,14 +100,10 @@ const source = (page: Page, ids: SQL) => sql`select ${pageRow(sql`hs.id`, sql`hs
  */
 export function homePage(userId: unknown, withMentions: boolean, page: Page, f: HomeFilters, bounds: (col: SQL, bounded?: Page) => SQL, limit: unknown): SQL {
   const dir = sql.raw(page.newestFirst ? "desc" : "asc");
-  const walk = (from: SQL, col: string, where: SQL) =>
-    sql`select posts.id as id from ${from} where ${where} and ${bounds(sql.raw(col))} and ${f.visible}
-      order by ${sql.raw(col)} ${dir} limit ${limit}`;
-  const homeWalk = walk(sql`home_items hi join posts on posts.id = hi.post_id`, "hi.post_id", sql`hi.user_id = ${userId}`);
-  const { ctes, sources } = dialect.pick({ sqlite: mergedByMerge, postgres: mergedWithinHome })({ userId, page, f, bounds, limit, dir, homeWalk });
-  if (withMentions) sources.push(source(page, walk(sql`post_mentions pm join posts on posts.id = pm.post_id`, "pm.post_id", sql`pm.user_id = ${userId}`)));
-  // ORDER BY on the compound itself: SQLite merges the sorted sources lazily up to the limit
-  // (no temporary tables), and UNION drops a post two sources hold.
+  const walks: Walk[] = [{ from: sql`home_items hi join posts on posts.id = hi.post_id`, col: sql`hi.post_id`, where: sql`hi.user_id = ${userId}` }];
+  if (withMentions) walks.push({ from: sql`post_mentions pm join posts on posts.id = pm.post_id`, col: sql`pm.post_id`, where: sql`pm.user_id = ${userId}` });
+  const { ctes, sources } = dialect.pick({ sqlite: mergedByMerge, postgres: mergedWithinHome })({ userId, page, f, bounds, limit, dir, walks });
+  // UNION drops a post two sources hold.
   return sql`with ${f.cte ? sql`${f.cte}, ` : sql``}${ctes} ${sql.join(sources, sql` union `)} order by id ${dir} limit ${limit}`;
 }
 
@@ -128,7 +136,14 @@ function mergedByMerge(h: Home): { ctes: SQL; sources: SQL[] } {
   const ctes = sql`recursive merged_walk(author, id) as (select mfa.user_id, ${next(sql`mfa.user_id`, null)} from (${authors}) mfa
     union all select mw.author, ${next(sql`mw.author`, sql`mw.id`)} from merged_walk mw where mw.id <> ${none}
     order by 2 ${dir} limit ${h.limit})`;
-  return { ctes, sources: [source(page, h.homeWalk), source(page, sql`select mw.id as id from merged_walk mw where mw.id <> ${none}`)] };
+  // Each walk a source as it is, no page cut of its own: SQLite then merges the sources in the
+  // compound's order, each walk in index order, pulling from them up to the limit only (a walk
+  // cut at a page in a subquery was read whole and sorted: ~60 rows however little it gave).
+  const [home, ...mentions] = h.walks.map(
+    (w) => sql`select ${pageRow(w.col, w.col, page.newestFirst ? sql`-${w.col}` : w.col)} from ${w.from}
+    where ${w.where} and ${h.bounds(w.col)} and ${h.f.visible}`,
+  );
+  return { ctes, sources: [home, source(page, sql`select mw.id as id from merged_walk mw where mw.id <> ${none}`), ...mentions] };
 }
 
 /**
@@ -160,7 +175,9 @@ function mergedWithinHome(h: Home): { ctes: SQL; sources: SQL[] } {
     and ${unindexed(sql`posts.user_id`)} in (select user_id from merged_followed) and ${f.visible} order by posts.id ${dir} limit ${n}`;
   // The home walk is read twice (its page, and its page-th post), merged_followed three times:
   // CTEs, computed once.
-  const ctes = sql`home_walk as (${h.homeWalk}), merged_followed as (${followedMerged(userId)}),
+  const [home, ...mentions] = h.walks.map((w) => walkPage(h, w));
+  const ctes = sql`home_walk as (${home}), merged_followed as (${followedMerged(userId)}),
     hw as (select ${homeNth} as lo, ${recencyPays} as by_recency)`;
-  return { ctes, sources: [source(page, sql`select home_walk.id as id from home_walk`), source(page, byAuthor), source(page, byRecency)] };
+  const sources = [source(page, sql`select home_walk.id as id from home_walk`), source(page, byAuthor), source(page, byRecency)];
+  return { ctes, sources: [...sources, ...mentions.map((m) => source(page, m))] };
 }
