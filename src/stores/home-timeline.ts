@@ -9,7 +9,7 @@ import { pageRow } from "./posts";
 // their own posts and of their followed users' posts (reposts included); the list's other rules
 // (mutes, blocks, directed posts, the include_* flags, deletions) are applied when it is read.
 // Authors in `merged_authors` (config HOME_TIMELINES) are not fanned out: a page merges in their
-// posts at read time, at most a page of them per merged author followed. Unified adds the user's
+// posts at read time (a page of them in all on D1, at most a page per author on Postgres). Unified adds the user's
 // mentions, walked on post_mentions' primary key (user_id, post_id).
 //
 // Postgres (read committed): a post's fan-out runs after its batch updated the author's users row,
