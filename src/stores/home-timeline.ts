@@ -96,14 +96,14 @@ const walkPage = (h: Home, w: Walk) =>
  * posts, after the list's filters, of three sources each walked in id order: the user's
  * home_items, the followed merged authors' posts, and with `withMentions` the user's mentions.
  * Rows read: about the page's rows of each source, plus what the filters drop along the way;
- * for the merged authors see `mergedByMerge` / `mergedWithinHome`.
+ * see `pageByMerge` (D1) / `mergedWithinHome` (Postgres).
  */
 export function homePage(userId: unknown, withMentions: boolean, page: Page, f: HomeFilters, bounds: (col: SQL, bounded?: Page) => SQL, limit: unknown): SQL {
   const dir = sql.raw(page.newestFirst ? "desc" : "asc");
   const walks: Walk[] = [{ from: sql`home_items hi join posts on posts.id = hi.post_id`, col: sql`hi.post_id`, where: sql`hi.user_id = ${userId}` }];
   if (withMentions) walks.push({ from: sql`post_mentions pm join posts on posts.id = pm.post_id`, col: sql`pm.post_id`, where: sql`pm.user_id = ${userId}` });
-  const { ctes, sources } = dialect.pick({ sqlite: mergedByMerge, postgres: mergedWithinHome })({ userId, page, f, bounds, limit, dir, walks });
-  // UNION drops a post two sources hold.
+  const { ctes, sources } = dialect.pick({ sqlite: pageByMerge, postgres: mergedWithinHome })({ userId, page, f, bounds, limit, dir, walks });
+  // UNION drops a post two sources hold (D1: one source).
   return sql`with ${f.cte ? sql`${f.cte}, ` : sql``}${ctes} ${sql.join(sources, sql` union `)} order by id ${dir} limit ${limit}`;
 }
 
@@ -112,38 +112,49 @@ const followedMerged = (userId: unknown) => sql`select ma.user_id from merged_au
   where exists(select 1 from follows mf where mf.follower_id = ${userId} and mf.followed_id = ma.user_id)`;
 
 /**
- * SQLite: the followed merged authors' posts by a k-way merge of their walks, a recursive CTE
- * whose queue is ordered by post id: each author's next visible post is queued (one seek of the
- * `(user_id, id)` index), each step takes the newest and queues that author's next, and the
- * merge stops after a page: about `count` + authors seeks however far back the page reaches.
- * (Walking each author down to the home walk's page-th post, as Postgres does, read ~300 rows a
- * page on the benchmark's data, where the merged authors write ~43 % of posts.) Authors the viewer
- * hides are left out first: their walk would pass every post they wrote.
+ * SQLite: the page as one k-way merge of the walks (home_items, each followed merged author's
+ * posts, the mentions), a recursive CTE whose queue is ordered by post id: each walk's next
+ * visible post is queued (one index seek), each step takes the newest and queues that walk's
+ * next, and the merge stops after a page: about `count` + walks seeks however far back the page
+ * reaches. (Walking each merged author down to the home walk's page-th post, as Postgres does,
+ * read ~300 rows a page on the benchmark's data, where they write ~43 % of posts; the home and
+ * mentions walks as sources of the compound each read up to the page's end.) The walks must not
+ * share a post (the merge's limit counts posts), and authors the viewer hides are left out
+ * first (their walk would pass every post they wrote).
  */
-function mergedByMerge(h: Home): { ctes: SQL; sources: SQL[] } {
+function pageByMerge(h: Home): { ctes: SQL; sources: SQL[] } {
   const { page, dir } = h;
-  // Queued when an author has no more posts: last in the queue's order, never on the page.
+  // Queued when a walk has no more posts: last in the queue's order, never on the page.
   const none = sql.raw(page.newestFirst ? "0" : String(Number.MAX_SAFE_INTEGER));
   const past = sql.raw(page.newestFirst ? "<" : ">");
-  // After an author's post, only the page's far bound: the near one holds already, and SQLite
-  // would seek from it instead of from the post (walking the author's posts between them).
+  // After a walk's post, only the page's far bound: the near one holds already, and SQLite
+  // would seek from it instead of from the post (walking the posts between them).
   const { beforeId, beforeInclusive, sinceId, sinceInclusive, ...rest } = page;
   const far: Page = page.newestFirst ? { ...rest, sinceId, sinceInclusive } : { ...rest, beforeId, beforeInclusive };
-  const next = (author: SQL, after: SQL | null) =>
-    sql`coalesce((select posts.id from posts where posts.user_id = ${author} and ${after ? sql`posts.id ${past} ${after} and ${h.bounds(sql`posts.id`, far)}` : h.bounds(sql`posts.id`)}
-      and ${h.f.visible} order by posts.id ${dir} limit 1), ${none})`;
+  const next = (w: Walk, after: SQL | null, only: SQL = sql`true`) =>
+    sql`coalesce((select ${w.col} from ${w.from} where ${w.where} and ${after ? sql`${w.col} ${past} ${after} and ${h.bounds(w.col, far)}` : h.bounds(w.col)}
+      and ${only} and ${h.f.visible} order by ${w.col} ${dir} limit 1), ${none})`;
+  const byAuthor = (author: SQL): Walk => ({ from: sql`posts`, col: sql`posts.id`, where: sql`posts.user_id = ${author}` });
+  // The walks hold each post once: a followed merged author's posts only in their own walk (their
+  // home_items rows from before they were merged are passed), a mention only if not in home_items.
+  const followedMergedAuthor = sql`(exists(select 1 from merged_authors xa where xa.user_id = posts.user_id)
+    and exists(select 1 from follows xf where xf.follower_id = ${h.userId} and xf.followed_id = posts.user_id))`;
+  const [home, mentions] = h.walks;
+  const only = [
+    sql`not ${followedMergedAuthor}`,
+    sql`not exists(select 1 from home_items xh where xh.user_id = ${h.userId} and xh.post_id = posts.id) and not ${followedMergedAuthor}`,
+  ];
+  const walks = mentions ? [home, mentions] : [home];
   const authors = sql`${followedMerged(h.userId)} and not ${h.f.hiddenAuthor(sql`ma.user_id`)}`;
-  const ctes = sql`recursive merged_walk(author, id) as (select mfa.user_id, ${next(sql`mfa.user_id`, null)} from (${authors}) mfa
-    union all select mw.author, ${next(sql`mw.author`, sql`mw.id`)} from merged_walk mw where mw.id <> ${none}
-    order by 2 ${dir} limit ${h.limit})`;
-  // Each walk a source as it is, no page cut of its own: SQLite then merges the sources in the
-  // compound's order, each walk in index order, pulling from them up to the limit only (a walk
-  // cut at a page in a subquery was read whole and sorted: ~60 rows however little it gave).
-  const [home, ...mentions] = h.walks.map(
-    (w) => sql`select ${pageRow(w.col, w.col, page.newestFirst ? sql`-${w.col}` : w.col)} from ${w.from}
-    where ${w.where} and ${h.bounds(w.col)} and ${h.f.visible}`,
-  );
-  return { ctes, sources: [home, source(page, sql`select mw.id as id from merged_walk mw where mw.id <> ${none}`), ...mentions] };
+  const heads = walks.map((w, i) => sql`select ${sql.raw(String(i + 1))}, 0, ${next(w, null, only[i])} union all `);
+  const step = sql`case mw.walk when 0 then ${next(byAuthor(sql`mw.author`), sql`mw.id`)} ${sql.join(
+    walks.map((w, i) => sql`when ${sql.raw(String(i + 1))} then ${next(w, sql`mw.id`, only[i])}`),
+    sql` `,
+  )} end`;
+  const ctes = sql`recursive page_walk(walk, author, id) as (${sql.join(heads, sql``)}select 0, mfa.user_id, ${next(byAuthor(sql`mfa.user_id`), null)} from (${authors}) mfa
+    union all select mw.walk, mw.author, ${step} from page_walk mw where mw.id <> ${none}
+    order by 3 ${dir} limit ${h.limit})`;
+  return { ctes, sources: [source(page, sql`select mw.id as id from page_walk mw where mw.id <> ${none}`)] };
 }
 
 /**
