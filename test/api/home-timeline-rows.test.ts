@@ -19,14 +19,13 @@ const COUNT = 20;
 /** Followed authors with more followers than a post fans out to. */
 const MERGED = 10;
 /** Rows a page may read beyond rendering its posts by id (see docs/contract-choices/posts-and-graph.md, "Home timelines"). */
-// Beyond rendering the page's posts: D1 merges the sources in id order and reads from each only
-// what the page takes, plus the visibility probes of each row it passes (mutes, blocks, of the
-// reposted author too); the merged authors' merge takes a page of their posts, one index seek
-// (two rows) each. Each followed merged author adds about 3 (its follow probe, its first seek)
-// besides its posts on the page. Measured: me 63–70, unified 65–69 (2026-11-26; me 163–188 and unified 209–237 before
-// the merge).
+// Beyond rendering the page's posts: D1 merges the walks (home_items, each followed merged
+// author's posts, the mentions) in id order and stops after a page, one index seek (two rows) per
+// post taken, plus the visibility probes of each row it passes (mutes, blocks, of the reposted
+// author too). Each followed merged author adds about 3 (its follow probe, its first seek).
+// Measured: me 51–67, unified 57–70 (2026-11-26; me 163–188 and unified 209–237 before the merge).
 const BOUND = { me: 3 * COUNT + 3 * MERGED, unified: 3 * COUNT + 3 * MERGED } as const;
-/** The whole request, rendering included (rendering 20 posts by id reads ~150 rows; a page ~220 for `me` and `unified`). */
+/** The whole request, rendering included (rendering 20 posts by id reads ~150 rows; a page ~200–220 for `me` and `unified`). */
 const CEILING = 11 * COUNT + 3 * MERGED;
 const CHUNK = 500;
 
