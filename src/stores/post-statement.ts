@@ -22,6 +22,8 @@ interface Shape {
   row: Parts<4>;
   /** The post (with flags), author and client of the original a repost embeds: SQLite's array cell `original_json` (null without one), Postgres's row of its own. */
   original: Parts<3>;
+  /** The post group without its two flags, and the flags' positions (the same in `row` and `original`). */
+  post: PostGroup;
   /** Postgres: the text with its parameters renumbered after a page of n parameters. */
   shifted: Map<number, string>;
 }
@@ -50,8 +52,9 @@ function postParts(viewer: SQL | null, t: { post: string; user: string; app: str
     user: embeddedUserColumns(viewer, t.user, presence),
     app: { clientId, name, url, deletedAt },
     flags: {
-      youBookmarked: flag(existsFlag(sql`select 1 from bookmarks yb where yb.user_id = ${viewer} and yb.post_id = ${id}`)).mapWith(bool),
-      youReposted: flag(existsFlag(sql`select 1 from posts yr where yr.repost_of = ${id} and yr.user_id = ${viewer}`)).mapWith(bool),
+      // Read by position (`PostGroup`), not through a decoder.
+      youBookmarked: flag(existsFlag(sql`select 1 from bookmarks yb where yb.user_id = ${viewer} and yb.post_id = ${id}`)),
+      youReposted: flag(existsFlag(sql`select 1 from posts yr where yr.repost_of = ${id} and yr.user_id = ${viewer}`)),
     },
   };
 }
@@ -74,10 +77,13 @@ function buildShape(kind: ViewerKind, paged: boolean, presence: boolean): Shape 
   const row = jsonArrayGroup([{ ...r.post, ...r.flags }, r.user, r.app, page]);
   const firstKey = (part: ArrayPart) => part.fields[0][0];
   if (firstKey(row.parts[1]) !== "id" || firstKey(row.parts[2]) !== "clientId") throw new Error("post render: decodePost reads presence from the first value");
-  const statement = dialect.backend === "postgres" ? originalsAsRows(row.select, paged, postFrom) : originalsSideBySide(row.select, viewer, presence, postFrom);
+  const statement = dialect.pick({
+    postgres: () => originalsAsRows(row.select, paged, postFrom),
+    sqlite: () => originalsSideBySide(row.select, viewer, presence, postFrom),
+  })();
   const { sql: text, params } = compile(statement);
   // The original's fields are the page row's but the page's place (decoded by `shape.original`).
-  return { text, params, row: row.parts as Parts<4>, original: row.parts.slice(0, 3) as Parts<3>, shifted: new Map() };
+  return { text, params, row: row.parts as Parts<4>, original: row.parts.slice(0, 3) as Parts<3>, post: postGroup(row.parts[0]), shifted: new Map() };
 }
 
 /**
@@ -148,42 +154,36 @@ export function boundPostsQuery(viewer: ViewerSlot | null, pageIds: SQL | BoundQ
 export function decodePostRow(row: Row): { view: PostView | null; original: PostView | null } {
   const shape = shapeFor("user", false, true); // the fields are the same for every shape
   const r = jsonArrayValues(row.post_json) as unknown[];
-  if (bool(row.original_row)) return { view: null, original: decodePost(r, shape.original) };
-  const view = decodePost(r, shape.row);
+  if (bool(row.original_row)) return { view: null, original: decodePost(r, shape.original, shape.post) };
+  const view = decodePost(r, shape.row, shape.post);
   const [, , , page] = shape.row;
   const pid = r[page.from];
   if (pid != null) [view.pid, view.pos, view.note] = [Number(pid), Number(r[page.from + 1]), (r[page.from + 2] as string | null) ?? null];
   const o = jsonArrayValues(row.original_json);
-  return { view, original: o && decodePost(o, shape.original) };
+  return { view, original: o && decodePost(o, shape.original, shape.post) };
 }
 
 /**
- * The post group of a shape without its two flags, and the flags' positions in the group: the
- * record is picked without them rather than copied without them (the copy was 3 % of the
- * Worker's CPU under the benchmark mix).
+ * The post group of a shape without its two flags, and the flags' positions: the record is picked
+ * without them rather than copied without them (the copy was 3 % of the Worker's CPU under the
+ * benchmark mix).
  */
 interface PostGroup {
   record: ArrayPart;
   bookmarked: number;
   reposted: number;
 }
-const postGroups = new WeakMap<ArrayPart, PostGroup>();
 function postGroup(part: ArrayPart): PostGroup {
-  let g = postGroups.get(part);
-  if (!g) {
-    const at = (key: string) => part.from + part.fields.findIndex(([k]) => k === key);
-    const record = { fields: part.fields.filter(([k]) => k !== "youBookmarked" && k !== "youReposted"), from: part.from };
-    // The record's fields are read by position from `from`: the flags must come after them.
-    if (record.fields.some(([k], i) => part.fields[i][0] !== k)) throw new Error("post render: the flags must follow the post's columns");
-    postGroups.set(part, (g = { record, bookmarked: at("youBookmarked"), reposted: at("youReposted") }));
-  }
-  return g;
+  const at = (key: string) => part.from + part.fields.findIndex(([k]) => k === key);
+  const record = { fields: part.fields.filter(([k]) => k !== "youBookmarked" && k !== "youReposted"), from: part.from };
+  // The record's fields are read by position from `from`: the flags must come after them.
+  if (record.fields.some(([k], i) => part.fields[i][0] !== k)) throw new Error("post render: the flags must follow the post's columns");
+  return { record, bookmarked: at("youBookmarked"), reposted: at("youReposted") };
 }
 
 /** The post, author and client at `parts` of an array cell; author and client null when their first value (id, client id) is: the join found none. */
-function decodePost(values: unknown[], [post, user, app]: ArrayPart[]): PostView {
+function decodePost(values: unknown[], [, user, app]: ArrayPart[], g: PostGroup): PostView {
   const found = (part: ArrayPart) => (values[part.from] != null ? pickArray(values, part) : null);
-  const g = postGroup(post);
   return {
     post: pickArray(values, g.record) as unknown as PostRecord,
     user: found(user) as unknown as UserView | null,

@@ -8,6 +8,31 @@ const DEFAULT_IMAGE = { width: 200, height: 200 };
 /** A user row as the views take it: extras and relationship flags when the read had them. */
 export type RenderableUser = UserRecord & Partial<UserExtras> & Partial<Omit<UserView, keyof UserRecord | keyof UserExtras>>;
 
+type Image = { url: string; width: number; height: number; is_default: boolean };
+
+/** The User object as rendered (decisions §4); optional members only when the request or the user has them. */
+export type RenderedUser = {
+  id: string;
+  created_at: string;
+  username: string;
+  name: string;
+  type: string;
+  locale: string;
+  timezone: string;
+  badge?: { id: string; name: string };
+  verified?: { domain: string; url: string };
+  content: Partial<Omit<StoredContent, "html">> & { html?: string; markdown_text?: string; avatar_image: Image; cover_image: Image };
+  counts?: { bookmarks: number; clients: number; followers: number; following: number; posts: number };
+  follows_you: boolean;
+  you_follow: boolean;
+  you_muted: boolean;
+  you_blocked: boolean;
+  you_can_follow: boolean;
+  presence?: string;
+  raw?: unknown;
+  data?: { email: string | null };
+};
+
 /** `verified`: the URL the user proved to own and its host. */
 function verified(url: string | null) {
   if (!url) return undefined;
@@ -22,12 +47,12 @@ function verified(url: string | null) {
  * The User object (decisions §4) as `viewer` sees it, shaped by the general user parameters of
  * the request (`html`, `counts`, `presence`, `raw`). `badge` only when the user shows one.
  */
-export function renderUser(u: RenderableUser, view: ViewContext, opts: { email?: boolean } = {}) {
+export function renderUser(u: RenderableUser, view: ViewContext, opts: { email?: boolean } = {}): RenderedUser {
   const shape = shapeOfView(view);
   const self = view.viewerId === u.id;
   const rel = u.youFollow !== undefined ? u : null;
   const description = (u.description as StoredContent | null) ?? emptyContent(view.schemaBase, "User");
-  const image = (url: string | null, width: number | null, height: number | null, kind: string) => ({
+  const image = (url: string | null, width: number | null, height: number | null, kind: string): Image => ({
     url: url ?? `${view.origin}/v1/static/default-${kind}.png`,
     width: (url && width) || DEFAULT_IMAGE.width,
     height: (url && height) || DEFAULT_IMAGE.height,
@@ -63,7 +88,7 @@ export function renderUser(u: RenderableUser, view: ViewContext, opts: { email?:
   if (shape.presence) out.presence = u.presence ?? "offline";
   if (shape.userRaw && u.raw != null) out.raw = u.raw;
   if (opts.email) out.data = { email: u.email ?? null };
-  return out;
+  return out as unknown as RenderedUser;
 }
 
 /**

@@ -259,7 +259,7 @@ async function imageRedirect(c: Ctx, kind: ImageKind, ref: string, size: { w?: s
   const id = await resolveUserRef(c, ref);
   const user = await getUser(c.var.db, id, null);
   if (!user) throw ApiError.notFound("no such user");
-  const images = renderUser(user, viewContext(c)).content as Record<string, { url: string }>;
+  const images = renderUser(user, viewContext(c)).content;
   const url = new URL(images[`${kind}_image`].url);
   for (const k of ["w", "h"] as const) if (size[k] !== undefined) url.searchParams.set(k, size[k]!);
   c.header("Cache-Control", "no-store");
