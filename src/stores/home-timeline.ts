@@ -137,14 +137,14 @@ function pageByMerge(h: Home): { ctes: SQL; sources: SQL[] } {
   const byAuthor = (author: SQL): Walk => ({ from: sql`posts`, col: sql`posts.id`, where: sql`posts.user_id = ${author}` });
   // The walks hold each post once: a followed merged author's posts only in their own walk (their
   // home_items rows from before they were merged are passed), a mention only if not in home_items.
-  const followedMergedAuthor = sql`(exists(select 1 from merged_authors xa where xa.user_id = posts.user_id)
+  const followedMergedAuthor = sql`(${isMerged(sql`posts.user_id`)}
     and exists(select 1 from follows xf where xf.follower_id = ${h.userId} and xf.followed_id = posts.user_id))`;
-  const [home, mentions] = h.walks;
+  // By walk (home_items, then the mentions).
   const only = [
     sql`not ${followedMergedAuthor}`,
     sql`not exists(select 1 from home_items xh where xh.user_id = ${h.userId} and xh.post_id = posts.id) and not ${followedMergedAuthor}`,
   ];
-  const walks = mentions ? [home, mentions] : [home];
+  const { walks } = h;
   const authors = sql`${followedMerged(h.userId)} and not ${h.f.hiddenAuthor(sql`ma.user_id`)}`;
   const heads = walks.map((w, i) => sql`select ${sql.raw(String(i + 1))}, 0, ${next(w, null, only[i])} union all `);
   const step = sql`case mw.walk when 0 then ${next(byAuthor(sql`mw.author`), sql`mw.id`)} ${sql.join(

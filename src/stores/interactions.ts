@@ -160,12 +160,12 @@ export function interactionPageQueries(userId: Viewer, actions: readonly Interac
 
 function pageStatements(userId: ViewerSlot, actions: readonly InteractionAction[], page: Page, bounds: SQL, presence: boolean): (SQL | BoundQuery)[] {
   const pg = groupsPageSql(userId, actions, page, bounds);
-  const objectsOf = (list: readonly InteractionAction[]) => sql`SELECT pg.object_id AS id FROM (${pg}) pg WHERE pg.action IN ${inList(list, "text")}`;
+  const objectsOf = (list: readonly InteractionAction[], groups = pg) =>
+    sql`SELECT pg.object_id AS id FROM (${groups}) pg WHERE pg.action IN ${inList(list, "text")}`;
   // The statements naming the viewer many times (the actors' and users' flags) read a token once.
   const shared = sharedViewer(userId);
-  const actors = groupActorsSql(groupsPageSql(shared.viewer, actions, page, bounds), shared.viewer, presence, shared.cte);
   const sharedPg = groupsPageSql(shared.viewer, actions, page, bounds);
-  const follows = sql`SELECT pg.object_id AS id FROM (${sharedPg}) pg WHERE pg.action IN ${inList(["follow"], "text")}`;
+  const actors = groupActorsSql(sharedPg, shared.viewer, presence, shared.cte);
   const wants = (list: readonly InteractionAction[]) => actions.some((a) => list.includes(a));
   const none = sql`SELECT 1 WHERE false`;
   return [
@@ -173,7 +173,7 @@ function pageStatements(userId: ViewerSlot, actions: readonly InteractionAction[
     actors,
     postsQuery(userId, wants(POST_ACTIONS) ? objectsOf(POST_ACTIONS) : sql`SELECT 0 AS id WHERE false`, { presence }),
     wants(["follow"])
-      ? sql`${shared.cte ? sql`WITH ${shared.cte} ` : sql``}SELECT ${userColumnsSql(shared.viewer, presence)} FROM users WHERE users.id IN (${follows})`
+      ? sql`${shared.cte ? sql`WITH ${shared.cte} ` : sql``}SELECT ${userColumnsSql(shared.viewer, presence)} FROM users WHERE users.id IN (${objectsOf(["follow"], sharedPg)})`
       : none,
     wants(["poll_response"])
       ? sql`SELECT p.id, p.prompt, p.closed_at, p.user_id, p.poll_token, p.is_anonymous, p.is_deleted,

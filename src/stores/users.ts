@@ -67,13 +67,12 @@ export type Viewer = number | { tokenHash: string };
  */
 export type ViewerSlot = Viewer | Placeholder;
 
+/** The user of the token whose hash is `hash` (the unique token hash). */
+const tokenUser = (hash: string): SQL => sql`SELECT vt.user_id FROM tokens vt WHERE vt.token_hash = ${hash}`;
+
 /** The viewer's user id in SQL (a token's viewer: a subquery on the unique token hash). */
 export const viewerSql = (v: ViewerSlot | SQL): SQL =>
-  v instanceof SQL
-    ? v
-    : typeof v === "number" || v instanceof Placeholder
-      ? sql`${v}`
-      : sql`(SELECT vt.user_id FROM tokens vt WHERE vt.token_hash = ${v.tokenHash})`;
+  v instanceof SQL ? v : typeof v === "number" || v instanceof Placeholder ? sql`${v}` : sql`(${tokenUser(v.tokenHash)})`;
 
 /**
  * A viewer named many times in one statement (five relationship flags per user, two per post):
@@ -87,7 +86,7 @@ export const sharedViewer = dialect.pick<(v: ViewerSlot) => { cte: SQL | null; v
   postgres: (v) =>
     typeof v === "number" || v instanceof Placeholder
       ? { cte: null, viewer: v }
-      : { cte: sql`viewer AS (SELECT vt.user_id FROM tokens vt WHERE vt.token_hash = ${v.tokenHash})`, viewer: sql`(SELECT vw.user_id FROM viewer vw)` },
+      : { cte: sql`viewer AS (${tokenUser(v.tokenHash)})`, viewer: sql`(SELECT vw.user_id FROM viewer vw)` },
 });
 
 /** Columns for a user plus badge, presence and the viewer's relationship flags, for embedding in any select. */
