@@ -107,13 +107,13 @@ export async function runBatch(db: Db, items: Statement[]): Promise<RawResult[]>
 }
 
 /** Runs one raw statement. */
-export async function runOne(db: Db, q: SQL): Promise<RawResult> {
+export async function runOne(db: Db, q: Statement): Promise<RawResult> {
   const [r] = await runBatch(db, [q]);
   return r;
 }
 
 /** The rows of one raw statement. */
-export async function allRows<T = Row>(db: Db, q: SQL): Promise<T[]> {
+export async function allRows<T = Row>(db: Db, q: Statement): Promise<T[]> {
   return (await runOne(db, q)).results as T[];
 }
 

@@ -1,6 +1,5 @@
-import type { SQL } from "drizzle-orm";
 import { openDb, type RawResult } from "../db";
-import { runBatch } from "../db/batch";
+import { runBatch, type Statement } from "../db/batch";
 import { appRingHubs, FIRST_RING, typeMask, USER_FANOUT_BATCH, userHubShard, userShardOf, type AppRing } from "./hubs";
 import { planMeta, type EventMeta } from "./event-meta";
 import type { StampedEvent } from "./publish";
@@ -59,8 +58,8 @@ export async function deliverEvents(env: Env, events: StampedEvent[], ring: AppR
   const db = openDb(env);
   const plans = events.map((e) => ({ event: e, ...planRoute(e), stored: storedOf(e), metaPlan: planMeta(e) }));
 
-  const statements: SQL[] = [];
-  const slot = (s: SQL | null) => (s ? statements.push(s) - 1 : -1);
+  const statements: Statement[] = [];
+  const slot = (s: Statement | null) => (s ? statements.push(s) - 1 : -1);
   const slots = plans.map((p) => ({
     apps: p.appAudience.kind === "query" ? slot(p.appAudience.statement) : -1,
     users: slot(p.recipients),

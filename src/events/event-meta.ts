@@ -1,5 +1,6 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { RawResult } from "../db";
+import { boundShape, type BoundQuery } from "../db/batch";
 import { inList, int } from "../db/dialect";
 import type { StampedEvent } from "./publish";
 
@@ -24,7 +25,7 @@ export interface EventMeta {
 }
 
 export interface MetaPlan {
-  statements: SQL[];
+  statements: BoundQuery[];
   /** Builds the meta from the results of `statements`, in order. */
   build(results: RawResult[]): EventMeta;
 }
@@ -37,8 +38,11 @@ const first = (data: unknown): Obj => (Array.isArray(data) ? data[0] : data) as 
 const fields = (o: Record<string, unknown>) => (Object.keys(o).length ? JSON.stringify(o).slice(1, -1) : "");
 const NONE: MetaPlan = { statements: [], build: () => ({ common: "", relay: "" }) };
 
+/** A placeholder: the statements are compiled once per shape and bound per event (see `boundShape`). */
+const v = (name: string): SQL => sql`${sql.placeholder(name)}`;
+
 /** Whether user `u` (a column) muted or blocked `authorId`, or was blocked by them. */
-const hides = (u: SQL, authorId: number) => sql`(EXISTS (SELECT 1 FROM user_mutes m WHERE m.user_id = ${u} AND m.muted_id = ${int(authorId)})
+const hides = (u: SQL, authorId: SQL) => sql`(EXISTS (SELECT 1 FROM user_mutes m WHERE m.user_id = ${u} AND m.muted_id = ${int(authorId)})
   OR EXISTS (SELECT 1 FROM user_blocks b WHERE b.user_id = ${u} AND b.blocked_id = ${int(authorId)})
   OR EXISTS (SELECT 1 FROM user_blocks b WHERE b.user_id = ${int(authorId)} AND b.blocked_id = ${u}))`;
 
@@ -59,9 +63,13 @@ export function planMeta(e: StampedEvent): MetaPlan {
       const reposted = num(((post?.repost_of as Obj)?.user as Obj)?.id);
       const concerned = [...mentioned, reposted].filter((id): id is number => id !== undefined && id !== author);
       const replyTo = num(post?.reply_to) ?? 0;
-      const statement = sql`SELECT u.id AS user_id, 1 AS suppress FROM users u
-        WHERE u.id IN (SELECT id FROM users WHERE id IN ${inList(concerned)} UNION SELECT user_id FROM posts WHERE id = ${replyTo})
-          AND u.id <> ${author} AND ${hides(sql`u.id`, author)} ORDER BY u.id`;
+      const statement = boundShape(
+        "meta-post",
+        () => sql`SELECT u.id AS user_id, 1 AS suppress FROM users u
+        WHERE u.id IN (SELECT id FROM users WHERE id IN ${inList(v("concerned"))} UNION SELECT user_id FROM posts WHERE id = ${v("replyTo")})
+          AND u.id <> ${v("author")} AND ${hides(sql`u.id`, v("author"))} ORDER BY u.id`,
+        { concerned: JSON.stringify(concerned), replyTo, author },
+      );
       return { statements: [statement], build: ([r]) => ({ common, relay: fields({ suppress_notifications: ids(rowsOf(r)) }) }) };
     }
     case "message": {
@@ -69,12 +77,19 @@ export function planMeta(e: StampedEvent): MetaPlan {
       const channelId = e.route?.channelId ?? num(message?.channel_id);
       if (channelId === undefined) return NONE;
       const author = e.route?.actorId ?? num((message?.user as Obj)?.id) ?? 0;
-      const statements = [sql`SELECT type, raw FROM channels WHERE id = ${channelId}`];
+      const values = { channel: channelId, author };
+      const statements = [boundShape("meta-message-channel", () => sql`SELECT type, raw FROM channels WHERE id = ${v("channel")}`, values)];
       if (!e.isDeleted) {
-        statements.push(sql`SELECT s.user_id AS user_id,
-            CASE WHEN ${hides(sql`s.user_id`, author)}
+        statements.push(
+          boundShape(
+            "meta-message-subscribers",
+            () => sql`SELECT s.user_id AS user_id,
+            CASE WHEN ${hides(sql`s.user_id`, v("author"))}
               OR EXISTS (SELECT 1 FROM channel_mutes cm WHERE cm.channel_id = s.channel_id AND cm.user_id = s.user_id) THEN 1 ELSE 0 END AS suppress
-          FROM subscriptions s WHERE s.channel_id = ${channelId} ORDER BY s.user_id`);
+          FROM subscriptions s WHERE s.channel_id = ${v("channel")} ORDER BY s.user_id`,
+            values,
+          ),
+        );
       }
       return {
         statements,
@@ -105,8 +120,15 @@ export function planMeta(e: StampedEvent): MetaPlan {
       const creator = num((poll?.user as Obj)?.id) ?? num(poll?.user_id) ?? e.route?.userIds?.[0];
       const common = fields(closed ? { is_closed: true } : {});
       if (!(closed || e.isDeleted) || pollId === undefined || creator === undefined) return { statements: [], build: () => ({ common, relay: "" }) };
-      const statement = sql`SELECT x.user_id AS user_id, CASE WHEN x.user_id <> ${int(creator)} AND ${hides(sql`x.user_id`, creator)} THEN 1 ELSE 0 END AS suppress
-        FROM (SELECT user_id FROM poll_responses WHERE poll_id = ${pollId} UNION SELECT ${int(creator)} AS user_id) x ORDER BY x.user_id`;
+      const statement = boundShape(
+        "meta-poll",
+        () => {
+          const c = v("creator");
+          return sql`SELECT x.user_id AS user_id, CASE WHEN x.user_id <> ${int(c)} AND ${hides(sql`x.user_id`, c)} THEN 1 ELSE 0 END AS suppress
+        FROM (SELECT user_id FROM poll_responses WHERE poll_id = ${v("poll")} UNION SELECT ${int(c)} AS user_id) x ORDER BY x.user_id`;
+        },
+        { creator, poll: pollId },
+      );
       return {
         statements: [statement],
         build: ([r]) => ({ common, relay: fields({ subscribed_user_ids: ids(rowsOf(r)), suppress_notifications: ids(rowsOf(r), true) }) }),

@@ -53,8 +53,26 @@ const lockSource = dialect.transactionLock(OUTBOX_LOCK);
 export function reserveEvent(type: EventType, ref: OutboxRef, at: number, objectId?: SQL, when?: SQL): SQL {
   const { id, ...rest } = ref;
   const refSql = objectId ? refText(rest, { id: objectId }) : sql`${JSON.stringify({ ...rest, ...(id !== undefined ? { id } : {}) })}`;
-  const where = when ? sql`WHERE ${when}` : sql``;
-  return sql`INSERT INTO stream_outbox (type, ref, created_at) SELECT ${type}, ${refSql}, ${at} ${lockSource} ${where} RETURNING id`;
+  return reserveSql(type, refSql, at, when);
+}
+
+const reserveSql = (type: EventType, refSql: SQL, at: number | SQL, when?: SQL) =>
+  sql`INSERT INTO stream_outbox (type, ref, created_at) SELECT ${type}, ${refSql}, ${at} ${lockSource} ${when ? sql`WHERE ${when}` : sql``} RETURNING id`;
+
+/**
+ * `reserveEvent(type, ref, at, objectId)` for a statement compiled once per shape: the ref and
+ * time are the placeholders that `reservedValues` fills (the same text and values as `refText`'s).
+ */
+export function reserveEventShape(type: EventType, objectId: SQL): SQL {
+  const ref = sql`(${sql.placeholder("eventRef")} || ${sql.placeholder("eventSep")} || CAST(${objectId} AS TEXT) || '}')`;
+  return reserveSql(type, ref, sql`${sql.placeholder("eventAt")}`);
+}
+
+/** The values of `reserveEventShape`'s placeholders. */
+export function reservedValues(ref: OutboxRef, at: number) {
+  const { id: _, ...rest } = ref;
+  const json = JSON.stringify(rest);
+  return { eventRef: json.slice(0, -1), eventSep: `${json.length <= 2 ? "" : ","}"id":`, eventAt: at };
 }
 
 /**

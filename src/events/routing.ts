@@ -1,4 +1,4 @@
-import type { SQL } from "drizzle-orm";
+import type { BoundQuery } from "../db/batch";
 import { markerChannelId } from "../stores/markers";
 import {
   appsAuthorizedBy,
@@ -18,12 +18,12 @@ import type { StampedEvent } from "./publish";
  * Which app streams may hear of an event: all of them (public objects), a known list of apps,
  * or the apps a statement finds (private objects: the apps their users authorized).
  */
-export type AppAudience = { kind: "all" } | { kind: "apps"; appIds: number[] } | { kind: "query"; statement: SQL };
+export type AppAudience = { kind: "all" } | { kind: "apps"; appIds: number[] } | { kind: "query"; statement: BoundQuery };
 
 export interface RoutePlan {
   appAudience: AppAudience;
   /** Finds the user-stream subscriptions the event goes to (rows id, connection_id, user_id); null: none. */
-  recipients: SQL | null;
+  recipients: BoundQuery | null;
   /** Events for one user's own connections, whatever they subscribed to (markers). */
   ownConnections?: OwnConnections;
 }

@@ -1,30 +1,32 @@
-import { eq, sql, type SQL } from "drizzle-orm";
-import { schema, type Db, type RawResult } from "../db";
+import { sql, type SQL } from "drizzle-orm";
+import type { Db, RawResult } from "../db";
 import { followBackfillSql, unfollowClearSql } from "./home-timeline";
 import { interactionWrites } from "./interactions";
-import { aliasedFields, mixedBatch, violates } from "../db/batch";
-import { userViewColumns, type UserView } from "./users";
+import { boundShape, mixedBatch, violates, type BoundQuery } from "../db/batch";
+import { readUser, userColumnsSql } from "./channel-sql";
+import type { UserView } from "./users";
 import { int } from "../db/dialect";
 import { capturedSeq, reserveCaptured } from "../events/outbox";
 import type { EventType } from "../events/publish";
-
-const { users } = schema;
 
 // Follows, mutes and blocks. Each change is one atomic batch that ends with the read of the user
 // acted on (as the caller sees them) and of the caller (for the event). Follower/following counts
 // move with the follow rows in the same batch: an insert that fails on the primary key (already
 // following) rolls its increments back, and decrements are guarded by the row still existing.
 
-/** A user as `viewerId` sees them, batch-safe (aliased columns). */
-function userQuery(db: Db, id: number, viewerId: number | null) {
-  return db
-    .select(aliasedFields(userViewColumns(viewerId), "u_"))
-    .from(users)
-    .where(eq(users.id, id));
+/**
+ * A user as `viewerId` sees them (decoded by `readUser`), compiled once per viewer kind and bound
+ * per request: drizzle's query builder cost more CPU per write than this read.
+ */
+function userQuery(id: number, viewerId: number | null): BoundQuery {
+  return boundShape(
+    `graph-user:${viewerId == null ? "anonymous" : "user"}`,
+    () => sql`select ${userColumnsSql(viewerId == null ? null : sql`${sql.placeholder("viewer")}`)} from users where users.id = ${sql.placeholder("id")}`,
+    { id, viewer: viewerId },
+  );
 }
 
-type UserRows = Awaited<ReturnType<typeof userQuery>>;
-const first = (rows: UserRows): UserView | undefined => rows[0] as unknown as UserView | undefined;
+const first = (r: RawResult): UserView | undefined => (r.results[0] ? (readUser(r.results[0]) ?? undefined) : undefined);
 
 export interface GraphChange {
   /** Whether a row was actually added or removed (false for a repeated request). */
@@ -58,13 +60,13 @@ function graphReservation(type: EventType, e: GraphEvent, actorId: number, targe
 /** Runs `writes` (holding the `reservations`' captures), then the outbox inserts, then the reads. */
 async function run(db: Db, actorId: number, targetId: number, writes: SQL[], changed: (results: RawResult[]) => boolean, reservations: Reservation[] = []) {
   const inserts = reservations.map((r) => r.insert);
-  const results = await mixedBatch(db, [...writes, ...inserts, userQuery(db, targetId, actorId), userQuery(db, actorId, null)]);
+  const results = await mixedBatch(db, [...writes, ...inserts, userQuery(targetId, actorId), userQuery(actorId, null)]);
   const n = results.length;
   const seqs = reservations.map((r, i) => capturedSeq(results[writes.indexOf(r.capture)] as RawResult, results[writes.length + i] as RawResult));
   const change: GraphChange = {
     changed: changed(results.slice(0, writes.length) as RawResult[]),
-    target: first(results[n - 2] as UserRows),
-    actor: first(results[n - 1] as UserRows),
+    target: first(results[n - 2] as RawResult),
+    actor: first(results[n - 1] as RawResult),
     seq: seqs[0],
   };
   return { change, seqs };

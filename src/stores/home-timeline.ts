@@ -19,7 +19,7 @@ import { pageRow } from "./posts";
 const isMerged = (author: SQL | number) => sql`exists(select 1 from merged_authors ma where ma.user_id = ${author})`;
 
 /** Fans out the post `postId` (an id expression of the batch's insert) of `authorId`: their own row, and each follower's unless merged. */
-export function fanOutSql(authorId: number, postId: SQL): SQL {
+export function fanOutSql(authorId: number | SQL, postId: SQL): SQL {
   return sql`insert into home_items (user_id, post_id)
     select ${int(authorId)}, ${postId}
     union all select fo.follower_id, ${postId} from follows fo where fo.followed_id = ${authorId} and not ${isMerged(authorId)}

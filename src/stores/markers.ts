@@ -1,7 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db";
 import { batchRows, canReadSql, refreshUnreadSql, type Row } from "./channel-sql";
-import { allRows } from "../db/batch";
+import { allRows, boundShape, type BoundQuery } from "../db/batch";
 import { reserveEvent, seqsBefore, type OutboxRef } from "../events/outbox";
 import { violates } from "../db/batch";
 import { greatest, inList, int } from "../db/dialect";
@@ -37,8 +37,11 @@ export const newVersion = () => {
 const COLUMNS = sql`name, position, last_read_id, percentage, version, updated_at`;
 
 /** The read of one marker (a primary-key lookup), to run in the batch of a stream's page. */
-export function markerSql(userId: number, name: string): SQL {
-  return sql`SELECT ${COLUMNS} FROM markers WHERE user_id = ${userId} AND name = ${name}`;
+export function markerSql(userId: number, name: string): BoundQuery {
+  return boundShape("marker", () => sql`SELECT ${COLUMNS} FROM markers WHERE user_id = ${sql.placeholder("user")} AND name = ${sql.placeholder("name")}`, {
+    user: userId,
+    name,
+  });
 }
 
 export function readMarker(r: Row | undefined): MarkerRecord | null {

@@ -4,9 +4,9 @@ import type { TextResult } from "../text";
 import type { Facet } from "./message-facets";
 import { userViewColumns, type UserView } from "./users";
 import type { Db } from "../db";
-import { allRows, boundShape } from "../db/batch";
+import { allRows, boundShape, boundShapes, type BoundQuery } from "../db/batch";
 import { type ArrayPart, jsonArrayGroup, jsonArrayValues, pickArray } from "../db/compiled";
-import { reserveEvent, type OutboxRef } from "../events/outbox";
+import { reserveEvent, reservedValues, reserveEventShape, type OutboxRef } from "../events/outbox";
 import {
   PM_TYPE,
   batchRows,
@@ -123,9 +123,18 @@ export async function channelForWrite(
   viewerId: number,
   replyTo?: number,
 ): Promise<{ channel?: ChannelRecord; parent?: { id: number; threadId: number } }> {
-  const stmts = [channelByIdSql(channelId, viewerId)];
+  // Compiled once (a message write's first read), bound per request.
+  const channel = sql`${sql.placeholder("channel")}`;
+  const values = { channel: channelId, viewer: viewerId, replyTo };
+  const stmts = [boundShape("channel-by-id:user", () => channelByIdSql(channel, sql`${sql.placeholder("viewer")}`), values)];
   if (replyTo !== undefined) {
-    stmts.push(sql`SELECT id, thread_id FROM messages WHERE id = ${replyTo} AND channel_id = ${channelId} AND is_deleted = 0`);
+    stmts.push(
+      boundShape(
+        "message-parent",
+        () => sql`SELECT id, thread_id FROM messages WHERE id = ${sql.placeholder("replyTo")} AND channel_id = ${channel} AND is_deleted = 0`,
+        values,
+      ),
+    );
   }
   const rows = await batchRows(db, stmts);
   const p = rows[1]?.[0];
@@ -191,77 +200,50 @@ export interface CreatedMessage {
  * then reads the message back.
  */
 export async function createMessage(db: Db, m: NewMessage): Promise<CreatedMessage> {
-  const NEW = NEW_MESSAGE_ID;
   const pm = "pm" in m.target ? m.target.pm : null;
-  const chan: number | SQL = pm ? sql`(SELECT id FROM channels WHERE pm_key = ${pm.key})` : (m.target as { channelId: number }).channelId;
   const token = m.objectIdToken;
-  const stmts: SQL[] = [];
-  if (pm) {
-    stmts.push(
-      sql`INSERT INTO channels (type, owner_id, app_id, pm_key, read_immutable, write_immutable, full_immutable, created_at)
-        VALUES (${PM_TYPE}, ${pm.ownerId}, ${m.appId}, ${pm.key}, 1, 1, 1, ${m.createdAt})
-        ON CONFLICT (pm_key) DO NOTHING RETURNING id`,
-      sql`INSERT INTO channel_acl (channel_id, user_id, level)
-        SELECT c.id, j.value, 'write' FROM channels c, ${jsonRows(pm.destinations, "j")}
-        WHERE c.pm_key = ${pm.key} AND c.owner_id = ${pm.ownerId}
-        ON CONFLICT DO NOTHING`,
-    );
-  }
-  stmts.push(
-    sql`INSERT INTO messages (channel_id, user_id, app_id, thread_id, reply_to, text, html, entities, is_nsfw, raw, poll_id, created_at)
-      VALUES (${chan}, ${m.userId}, ${m.appId}, ${m.replyTo?.threadId ?? 0}, ${m.replyTo?.id ?? null}, ${m.text.text},
-        ${m.text.html}, ${JSON.stringify(m.text.entities)}, ${m.isNsfw ? 1 : 0},
-        ${m.raw == null ? null : JSON.stringify(m.raw)},
-        ${m.pollId == null ? null : sql`(SELECT id FROM polls WHERE id = ${m.pollId} AND is_deleted = 0)`}, ${m.createdAt})`,
-  );
-  const hasToken = m.text.html.includes(token);
-  if (!m.replyTo || hasToken) {
-    stmts.push(
-      sql`UPDATE messages SET thread_id = CASE WHEN thread_id = 0 THEN id ELSE thread_id END,
-        html = replace(html, ${token}, CAST(id AS TEXT)), entities = replace(entities, ${token}, CAST(id AS TEXT)) WHERE id = ${NEW}`,
-    );
-  }
-  if (m.facets.length || m.fileIds.length) {
-    const files = m.fileIds;
-    stmts.push(
-      sql`INSERT INTO message_facets (message_id, facet, value)
-        SELECT ${NEW}, ${jsonItem(sql`j.value`, 0)}, replace(${jsonItem(sql`j.value`, 1)}, ${text(token)}, CAST(${NEW} AS TEXT))
-          FROM ${jsonValues(m.facets, "j")}
-        UNION ALL SELECT ${NEW}, 'file', CAST(f.id AS TEXT) FROM files f
-          WHERE f.id IN ${inList(files)} AND f.is_deleted = 0
-        UNION ALL SELECT ${NEW}, 'file_kind', f.kind FROM files f
-          WHERE f.id IN ${inList(files)} AND f.is_deleted = 0
-        ON CONFLICT DO NOTHING`,
-    );
-  }
-  if (m.replyTo) stmts.push(sql`UPDATE messages SET replies = replies + 1 WHERE id = ${m.replyTo.id}`);
-  const subIndex = stmts.length;
-  if (m.autoSubscribe.length) {
-    stmts.push(
-      sql`INSERT INTO subscriptions (channel_id, user_id, created_at)
-        SELECT ${chan}, j.value, ${int(m.createdAt)} FROM ${jsonRows(m.autoSubscribe, "j")}
-        WHERE NOT EXISTS (SELECT 1 FROM channel_mutes cm WHERE cm.user_id = j.value AND cm.channel_id = ${chan})
-        ON CONFLICT (user_id, channel_id) DO NOTHING RETURNING user_id`,
-    );
-  }
-  stmts.push(
-    sql`UPDATE channels SET messages = messages + 1, recent_message_id = ${NEW}
-      ${m.autoSubscribe.length ? sql`, subscribers = (SELECT count(*) FROM subscriptions WHERE channel_id = ${chan})` : sql``}
-      WHERE id = ${chan}`,
-    // The new message is the channel's newest: every subscription (auto-subscribed ones too) moves up.
-    refreshActivitySql(chan),
-    ...(m.extraWrites ?? []),
-  );
-  // The outbox row last among the writes: on Postgres it takes the outbox lock, held to commit.
-  if (m.event) stmts.push(reserveEvent("message", m.event, m.createdAt, NEW));
-  const messageIndex = stmts.length;
-  stmts.push(sql`SELECT ${messageColumnsSql(m.userId)} FROM messages m ${messageJoins} WHERE m.id = ${NEW}`);
-  if (pm || m.autoSubscribe.length) {
-    stmts.push(channelByIdSql(chan, m.userId));
-    stmts.push(sql`SELECT ${userColumnsSql(null)} FROM users WHERE users.id IN ${inList(m.autoSubscribe)}`);
-  }
+  const shape: WriteShape = {
+    pm: pm !== null,
+    reply: m.replyTo !== undefined,
+    token: !m.replyTo || m.text.html.includes(token),
+    facets: m.facets.length > 0 || m.fileIds.length > 0,
+    poll: m.pollId != null,
+    subscribe: m.autoSubscribe.length > 0,
+  };
+  const values = {
+    channel: pm ? null : (m.target as { channelId: number }).channelId,
+    pmKey: pm?.key,
+    pmOwner: pm?.ownerId,
+    destinations: pm ? JSON.stringify(pm.destinations) : null,
+    user: m.userId,
+    app: m.appId,
+    createdAt: m.createdAt,
+    thread: m.replyTo?.threadId ?? 0,
+    replyId: m.replyTo?.id ?? null,
+    text: m.text.text,
+    html: m.text.html,
+    entities: JSON.stringify(m.text.entities),
+    nsfw: m.isNsfw ? 1 : 0,
+    raw: m.raw == null ? null : JSON.stringify(m.raw),
+    poll: m.pollId,
+    token,
+    facets: JSON.stringify(m.facets),
+    files: JSON.stringify(m.fileIds),
+    subscribers: JSON.stringify(m.autoSubscribe),
+    ...(m.event ? reservedValues(m.event, m.createdAt) : {}),
+  };
+  // Compiled once per shape (flags from code), bound per message: drizzle's compile of this
+  // batch cost more CPU than its database work.
+  const writes = boundShapes(`message-create:${Object.values(shape).map(Number).join("")}`, () => createWrites(shape), values);
+  const withChannel = shape.pm || shape.subscribe;
+  const reads = boundShapes(`message-create-reads:${shape.pm}:${withChannel}:${!!m.event}`, () => createReads(shape.pm, withChannel, !!m.event), values);
+  const extra = m.extraWrites ?? [];
+  const stmts = [...writes, ...extra, ...reads];
+  // The subscription insert comes before the channel update and activity refresh.
+  const subIndex = writes.length - 3;
+  const messageIndex = writes.length + extra.length + (m.event ? 1 : 0);
   const rows = await batchRows(db, stmts);
-  const subscribed = new Set((m.autoSubscribe.length ? rows[subIndex] : []).map((r) => Number(r.user_id)));
+  const subscribed = new Set((shape.subscribe ? rows[subIndex] : []).map((r) => Number(r.user_id)));
   const users = (rows[messageIndex + 2] ?? []).map((r) => readUser(r)!).filter((u) => subscribed.has(u.id));
   return {
     message: readMessage(rows[messageIndex][0]),
@@ -270,6 +252,104 @@ export async function createMessage(db: Db, m: NewMessage): Promise<CreatedMessa
     newSubscribers: users,
     seq: m.event ? Number(rows[messageIndex - 1][0].id) : undefined,
   };
+}
+
+/** What decides the statements of a message create (its shape). */
+interface WriteShape {
+  pm: boolean;
+  reply: boolean;
+  token: boolean;
+  facets: boolean;
+  poll: boolean;
+  subscribe: boolean;
+}
+
+/** A placeholder of `createMessage`'s values. */
+const v = (name: string): SQL => sql`${sql.placeholder(name)}`;
+
+/** The channel of a message create: the private-message channel of `pmKey`, or `channel`. */
+const createChannel = (pm: boolean) => (pm ? sql`(SELECT id FROM channels WHERE pm_key = ${v("pmKey")})` : v("channel"));
+
+/**
+ * The writes of a message create, in order: the private-message channel and its ACL when new,
+ * the row, `{object_id}` and thread id, search facets, the parent's reply count,
+ * auto-subscriptions (skipping users who muted the channel), the channel's counters and its
+ * subscriptions' activity.
+ */
+function createWrites(s: WriteShape): SQL[] {
+  const NEW = NEW_MESSAGE_ID;
+  const chan = createChannel(s.pm);
+  const stmts: SQL[] = [];
+  if (s.pm) {
+    stmts.push(
+      sql`INSERT INTO channels (type, owner_id, app_id, pm_key, read_immutable, write_immutable, full_immutable, created_at)
+        VALUES (${PM_TYPE}, ${v("pmOwner")}, ${v("app")}, ${v("pmKey")}, 1, 1, 1, ${v("createdAt")})
+        ON CONFLICT (pm_key) DO NOTHING RETURNING id`,
+      sql`INSERT INTO channel_acl (channel_id, user_id, level)
+        SELECT c.id, j.value, 'write' FROM channels c, ${jsonRows(v("destinations"), "j")}
+        WHERE c.pm_key = ${v("pmKey")} AND c.owner_id = ${v("pmOwner")}
+        ON CONFLICT DO NOTHING`,
+    );
+  }
+  stmts.push(
+    sql`INSERT INTO messages (channel_id, user_id, app_id, thread_id, reply_to, text, html, entities, is_nsfw, raw, poll_id, created_at)
+      VALUES (${chan}, ${v("user")}, ${v("app")}, ${v("thread")}, ${v("replyId")}, ${v("text")},
+        ${v("html")}, ${v("entities")}, ${v("nsfw")},
+        ${v("raw")},
+        ${s.poll ? sql`(SELECT id FROM polls WHERE id = ${v("poll")} AND is_deleted = 0)` : null}, ${v("createdAt")})`,
+  );
+  if (s.token) {
+    stmts.push(
+      sql`UPDATE messages SET thread_id = CASE WHEN thread_id = 0 THEN id ELSE thread_id END,
+        html = replace(html, ${v("token")}, CAST(id AS TEXT)), entities = replace(entities, ${v("token")}, CAST(id AS TEXT)) WHERE id = ${NEW}`,
+    );
+  }
+  if (s.facets) {
+    stmts.push(
+      sql`INSERT INTO message_facets (message_id, facet, value)
+        SELECT ${NEW}, ${jsonItem(sql`j.value`, 0)}, replace(${jsonItem(sql`j.value`, 1)}, ${text(v("token"))}, CAST(${NEW} AS TEXT))
+          FROM ${jsonValues(v("facets"), "j")}
+        UNION ALL SELECT ${NEW}, 'file', CAST(f.id AS TEXT) FROM files f
+          WHERE f.id IN ${inList(v("files"))} AND f.is_deleted = 0
+        UNION ALL SELECT ${NEW}, 'file_kind', f.kind FROM files f
+          WHERE f.id IN ${inList(v("files"))} AND f.is_deleted = 0
+        ON CONFLICT DO NOTHING`,
+    );
+  }
+  if (s.reply) stmts.push(sql`UPDATE messages SET replies = replies + 1 WHERE id = ${v("replyId")}`);
+  if (s.subscribe) {
+    stmts.push(
+      sql`INSERT INTO subscriptions (channel_id, user_id, created_at)
+        SELECT ${chan}, j.value, ${int(v("createdAt"))} FROM ${jsonRows(v("subscribers"), "j")}
+        WHERE NOT EXISTS (SELECT 1 FROM channel_mutes cm WHERE cm.user_id = j.value AND cm.channel_id = ${chan})
+        ON CONFLICT (user_id, channel_id) DO NOTHING RETURNING user_id`,
+    );
+  }
+  stmts.push(
+    sql`UPDATE channels SET messages = messages + 1, recent_message_id = ${NEW}
+      ${s.subscribe ? sql`, subscribers = (SELECT count(*) FROM subscriptions WHERE channel_id = ${chan})` : sql``}
+      WHERE id = ${chan}`,
+    // The new message is the channel's newest: every subscription (auto-subscribed ones too) moves up.
+    refreshActivitySql(chan),
+  );
+  return stmts;
+}
+
+/**
+ * What a message create reads back after its writes (and any extra writes): the outbox row
+ * (last among the writes: on Postgres it takes the outbox lock, held to commit), the message,
+ * and with `withChannel` the channel and the auto-subscribed users.
+ */
+function createReads(pm: boolean, withChannel: boolean, event: boolean): SQL[] {
+  const NEW = NEW_MESSAGE_ID;
+  const stmts: SQL[] = [];
+  if (event) stmts.push(reserveEventShape("message", NEW));
+  stmts.push(sql`SELECT ${messageColumnsSql(v("user"))} FROM messages m ${messageJoins} WHERE m.id = ${NEW}`);
+  if (withChannel) {
+    stmts.push(channelByIdSql(createChannel(pm), v("user")));
+    stmts.push(sql`SELECT ${userColumnsSql(null)} FROM users WHERE users.id IN ${inList(v("subscribers"))}`);
+  }
+  return stmts;
 }
 
 /** At most this many deletions are read for one page (the newest after `since_id`), as stores/post-changes. */
@@ -286,7 +366,7 @@ export async function channelMessages(
   channelId: number,
   viewerId: number | null,
   page: Page,
-  opts: { includeDeleted: boolean; markerRead?: SQL },
+  opts: { includeDeleted: boolean; markerRead?: BoundQuery },
 ): Promise<{ channel?: ChannelRecord; messages: MessageRecord[]; markerRows?: Row[]; deletedIds: string[] }> {
   // Compiled once per shape (building and compiling it through drizzle cost more CPU than the
   // database read), bound per request by name.

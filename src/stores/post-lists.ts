@@ -282,7 +282,7 @@ export async function readList(
   stream: Stream,
   page: Page,
   viewerId: number | null,
-  opts: { filters: PostFilters; reads?: PostReadOptions; markerRead?: SQL },
+  opts: { filters: PostFilters; reads?: PostReadOptions; markerRead?: BoundQuery },
 ): Promise<{ found: boolean; set: PostSet; markerRows?: Record<string, unknown>[]; changes: ChangedIds }> {
   // The bookmarking and reposting users' statement embeds the page as SQL; otherwise it comes compiled.
   const withActors = opts.reads?.bookmarkedBy || opts.reads?.repostedBy;

@@ -1,9 +1,9 @@
 import { sql, type SQL } from "drizzle-orm";
 import { LIMITS } from "../config";
 import type { Db } from "../db";
-import { mixedBatch, violates } from "../db/batch";
+import { boundShape, boundShapes, mixedBatch, violates, type BoundQuery } from "../db/batch";
 import type { RawResult } from "../db/types";
-import { capturedSeq, reserveCaptured, reservedSeq, reserveEvent, refText, type OutboxRef } from "../events/outbox";
+import { capturedSeq, reserveCaptured, reservedSeq, reservedValues, reserveEvent, reserveEventShape, refText, type OutboxRef } from "../events/outbox";
 import { dialect, inList, int, jsonItem, jsonRows, jsonValues, lastId, text } from "../db/dialect";
 import type { TextResult } from "../text";
 import { fanOutSql, repostsClearSql } from "./home-timeline";
@@ -24,11 +24,11 @@ const single = (id: number | SQL) => sql`select ${typeof id === "number" ? int(i
  * The post the batch just inserted for a user: where batches never interleave (D1) their newest
  * post, else the posts sequence's value in this transaction.
  */
-const newestOf = (userId: number) => (dialect.serializesWrites ? sql`(select max(np.id) from posts np where np.user_id = ${userId})` : lastId("posts"));
+const newestOf = (userId: number | SQL) => (dialect.serializesWrites ? sql`(select max(np.id) from posts np where np.user_id = ${userId})` : lastId("posts"));
 
 /** Explore `newcomers`: 1 while the author has fewer than NEWCOMER_POSTS original posts (before the insert). */
 const NEWCOMER_POSTS = 50;
-const newcomer = (userId: number) => sql`case when (select nc.id from posts nc where nc.user_id = ${userId} and nc.repost_of is null
+const newcomer = (userId: number | SQL) => sql`case when (select nc.id from posts nc where nc.user_id = ${userId} and nc.repost_of is null
   order by nc.id limit 1 offset ${sql.raw(String(NEWCOMER_POSTS - 1))}) is null then 1 else 0 end`;
 
 /** Explore `conversations` for the row of `posts` being updated (a thread root): a live reply by someone else. */
@@ -67,8 +67,15 @@ export function postFacets(text: TextResult, raw: unknown): [string, string][] {
  * The statement writing a post's facets: `facets` (their values with `sentinel` replaced by the id,
  * as `{object_id}` in link URLs) and the files the raw names (`file`, `file_kind`) that exist.
  */
-function facetsInsert(postId: SQL | number, facets: [string, string][], fileIds: number[], sentinel: string | null, when: SQL = sql`1 = 1`): SQL | null {
-  if (!facets.length && !fileIds.length) return null;
+function facetsInsert(
+  postId: SQL | number,
+  facets: [string, string][] | SQL,
+  fileIds: number[] | SQL,
+  sentinel: string | SQL | null,
+  when: SQL = sql`1 = 1`,
+): SQL | null {
+  // Lists as SQL: placeholders of a statement compiled once (the caller knows they are not both empty).
+  if (Array.isArray(facets) && Array.isArray(fileIds) && !facets.length && !fileIds.length) return null;
   const id = typeof postId === "number" ? int(postId) : postId;
   const value = sentinel ? sql`replace(${jsonItem(sql`j.value`, 1)}, ${text(sentinel)}, CAST(${id} AS TEXT))` : jsonItem(sql`j.value`, 1);
   return sql`INSERT INTO post_facets (post_id, facet, value)
@@ -101,33 +108,35 @@ export interface NewPost {
 export type CreateResult = { ok: true; set: PostSet; view: PostView; seq?: number } | { ok: false; reason: "duplicate" | "reply_to" };
 
 export async function createPost(db: Db, p: NewPost): Promise<CreateResult> {
-  const since = p.at - LIMITS.post.seconds_between_duplicates;
-  const duplicate = sql`exists(select 1 from posts d where d.user_id = ${p.userId} and d.text = ${p.text.text}
-    and d.repost_of is null and d.is_deleted = 0 and d.created_at > ${since})`;
-  const threadId = p.replyTo ? sql`(select t.thread_id from posts t where t.id = ${p.replyTo.id} and t.is_deleted = 0)` : sql`0`;
+  const facets = postFacets(p.text, p.raw);
+  const { fileIds } = rawAttachments(p.raw);
+  const shape: PostShape = {
+    reply: p.replyTo !== null,
+    sentinel: p.sentinel !== null,
+    mentions: p.text.entities.mentions.length > 0,
+    facets: facets.length > 0 || fileIds.length > 0,
+  };
+  const values = {
+    user: p.userId,
+    app: p.appId,
+    text: p.text.text,
+    html: p.text.html,
+    entities: JSON.stringify(p.text.entities),
+    nsfw: p.isNsfw ? 1 : 0,
+    raw: p.raw === undefined ? null : JSON.stringify(p.raw),
+    at: p.at,
+    since: p.at - LIMITS.post.seconds_between_duplicates,
+    replyId: p.replyTo?.id ?? null,
+    sentinel: p.sentinel,
+    mentions: mentionIds(p.text),
+    facets: JSON.stringify(facets),
+    files: JSON.stringify(fileIds),
+    ...(p.event ? reservedValues(p.event, p.at) : {}),
+  };
   const id = newestOf(p.userId);
-  const writes: SQL[] = [
-    // NOT NULL on user_id fails a duplicate, on thread_id a reply to a missing or deleted post.
-    sql`insert into posts (user_id, app_id, thread_id, reply_to, text, html, entities, is_nsfw, raw, created_at, revised_at, is_newcomer)
-      select case when ${duplicate} then null else ${int(p.userId)} end, ${p.appId}, ${threadId}, ${p.replyTo?.id ?? null},
-        ${p.text.text}, ${p.text.html}, ${JSON.stringify(p.text.entities)}, ${p.isNsfw ? 1 : 0},
-        ${p.raw === undefined ? null : JSON.stringify(p.raw)}, ${p.at}, ${p.at}, ${newcomer(p.userId)}`,
-  ];
-  if (!p.replyTo || p.sentinel) {
-    const fixId = p.sentinel
-      ? sql`, html = replace(html, ${p.sentinel}, CAST(id AS TEXT)), entities = replace(entities, ${p.sentinel}, CAST(id AS TEXT))`
-      : sql``;
-    writes.push(sql`update posts set thread_id = case when thread_id = 0 then id else thread_id end ${fixId} where id = ${id}`);
-  }
-  if (p.text.entities.mentions.length) {
-    writes.push(
-      sql`insert into post_mentions (post_id, user_id) select ${id}, j.value from ${jsonRows(mentionIds(p.text), "j")} where true on conflict do nothing`,
-    );
-  }
-  const facets = facetsInsert(id, postFacets(p.text, p.raw), rawAttachments(p.raw).fileIds, p.sentinel);
-  if (facets) writes.push(facets);
-  // The author's row is updated (locked, on Postgres) before the fan-out: see home-timeline.ts.
-  writes.push(sql`update users set posts = posts + 1 where id = ${p.userId}`, fanOutSql(p.userId, id));
+  // The post's own writes compiled once per shape and bound per request (drizzle's compile cost
+  // more CPU than the write); a reply's and the marker's writes are built per request.
+  const writes: (SQL | BoundQuery)[] = boundShapes(`post-create:${Object.values(shape).map(Number).join("")}`, () => postWrites(shape), values);
   if (p.replyTo) {
     writes.push(
       sql`update posts set replies = replies + 1 where id = ${p.replyTo.id}`,
@@ -140,9 +149,10 @@ export async function createPost(db: Db, p: NewPost): Promise<CreateResult> {
     writes.push(markerWriteSql({ userId: p.userId, name: "personal", position: id, percentage: 0, reset: false, version: p.marker.version, at: p.at }));
   }
   // The outbox row last among the writes: on Postgres it takes the outbox lock, held to commit.
-  if (p.event) writes.push(reserveEvent("post", p.event, p.at, id));
+  if (p.event) writes.push(boundShape("post-create-event", () => reserveEventShape("post", newestOf(v("user"))), values));
+  const page = boundShape("post-create-page", () => sql`select ${newestOf(v("user"))} as id`, values);
   try {
-    const results = await mixedBatch(db, [...writes, postsQuery(p.userId, sql`select ${id} as id`)]);
+    const results = await mixedBatch(db, [...writes, postsQuery(p.userId, page)]);
     const set = readBack(results);
     return { ok: true, set, view: set.page[0], seq: p.event ? reservedSeq(results[results.length - 2] as RawResult) : undefined };
   } catch (err) {
@@ -150,6 +160,46 @@ export async function createPost(db: Db, p: NewPost): Promise<CreateResult> {
     if (violates(err, "posts", "thread_id")) return { ok: false, reason: "reply_to" };
     throw err;
   }
+}
+
+/** What decides the text of a post create's own writes. */
+interface PostShape {
+  reply: boolean;
+  sentinel: boolean;
+  mentions: boolean;
+  facets: boolean;
+}
+
+/** A placeholder of `createPost`'s values. */
+const v = (name: string): SQL => sql`${sql.placeholder(name)}`;
+
+/** A post create's own writes: the row, its thread id and `{object_id}`, mentions, facets, the author's count and the home fan-out. */
+function postWrites(s: PostShape): SQL[] {
+  const user = v("user");
+  const duplicate = sql`exists(select 1 from posts d where d.user_id = ${user} and d.text = ${v("text")}
+    and d.repost_of is null and d.is_deleted = 0 and d.created_at > ${v("since")})`;
+  const threadId = s.reply ? sql`(select t.thread_id from posts t where t.id = ${v("replyId")} and t.is_deleted = 0)` : sql`0`;
+  const id = newestOf(user);
+  const writes: SQL[] = [
+    // NOT NULL on user_id fails a duplicate, on thread_id a reply to a missing or deleted post.
+    sql`insert into posts (user_id, app_id, thread_id, reply_to, text, html, entities, is_nsfw, raw, created_at, revised_at, is_newcomer)
+      select case when ${duplicate} then null else ${int(user)} end, ${v("app")}, ${threadId}, ${v("replyId")},
+        ${v("text")}, ${v("html")}, ${v("entities")}, ${v("nsfw")},
+        ${v("raw")}, ${v("at")}, ${v("at")}, ${newcomer(user)}`,
+  ];
+  if (!s.reply || s.sentinel) {
+    const fixId = s.sentinel
+      ? sql`, html = replace(html, ${v("sentinel")}, CAST(id AS TEXT)), entities = replace(entities, ${v("sentinel")}, CAST(id AS TEXT))`
+      : sql``;
+    writes.push(sql`update posts set thread_id = case when thread_id = 0 then id else thread_id end ${fixId} where id = ${id}`);
+  }
+  if (s.mentions) {
+    writes.push(sql`insert into post_mentions (post_id, user_id) select ${id}, j.value from ${jsonRows(v("mentions"), "j")} where true on conflict do nothing`);
+  }
+  if (s.facets) writes.push(facetsInsert(id, v("facets"), v("files"), s.sentinel ? v("sentinel") : null)!);
+  // The author's row is updated (locked, on Postgres) before the fan-out: see home-timeline.ts.
+  writes.push(sql`update users set posts = posts + 1 where id = ${user}`, fanOutSql(user, id));
+  return writes;
 }
 
 export interface Revision {

@@ -1,7 +1,7 @@
 import { eq, sql, type SQL } from "drizzle-orm";
 import { MORE_LIMITS } from "../config";
 import { schema, type Db, type RawResult } from "../db";
-import { BoundQuery, first, mixedBatch } from "../db/batch";
+import { BoundQuery, boundShape, first, mixedBatch } from "../db/batch";
 import { int, jsonRows, text } from "../db/dialect";
 import { readUser, userColumnsSql } from "./channel-sql";
 import { boundPostsQuery, decodePostRow } from "./post-statement";
@@ -162,7 +162,7 @@ export function postReads(db: Db, viewerId: number | null, pageIds: SQL | BoundQ
 export async function readPosts(
   db: Db,
   viewerId: number | null,
-  pageIds: SQL,
+  pageIds: SQL | BoundQuery,
   opts: PostReadOptions & { paged?: boolean } = {},
   order?: (a: PostView, b: PostView) => number,
 ) {
@@ -172,6 +172,15 @@ export async function readPosts(
 
 const single = (id: number | SQL) => sql`select ${typeof id === "number" ? int(id) : id} as id`;
 
+/**
+ * The page ids of a read by id, `build` given each value by name: compiled once per `key` with
+ * placeholders (drizzle's compile cost more than the read), or plain SQL when the actors'
+ * statement must embed it.
+ */
+function pageIdsOf(key: string, build: (v: (name: string) => unknown) => SQL, values: Record<string, unknown>, opts: PostReadOptions): SQL | BoundQuery {
+  if (opts.bookmarkedBy || opts.repostedBy) return build((name) => values[name]);
+  return boundShape(key, () => build((name) => sql`${sql.placeholder(name)}`), values);
+}
 /** One post (and the original it reposts), one round trip; `liveOnly`: a deleted post is not found. */
 export async function readPost(
   db: Db,
@@ -179,15 +188,25 @@ export async function readPost(
   viewerId: number | null,
   opts: PostReadOptions & { liveOnly?: boolean } = {},
 ): Promise<{ view: PostView; set: PostSet } | undefined> {
-  const ids = opts.liveOnly ? sql`select lp.id as id from posts lp where lp.id = ${id} and lp.is_deleted = 0` : single(id);
+  const ids = pageIdsOf(
+    opts.liveOnly ? "post-ids:live" : "post-ids:one",
+    (v) => (opts.liveOnly ? sql`select lp.id as id from posts lp where lp.id = ${v("id")} and lp.is_deleted = 0` : sql`select ${int(v("id") as SQL)} as id`),
+    { id },
+    opts,
+  );
   const set = await readPosts(db, viewerId, ids, opts);
   return set.page[0] ? { view: set.page[0], set } : undefined;
 }
 
 /** Posts by id, in the order asked, unknown ids skipped, at most the first 200 found. */
 export async function readPostsByIds(db: Db, ids: number[], viewerId: number | null, opts: PostReadOptions & { liveOnly?: boolean } = {}): Promise<PostSet> {
-  const pageIds = sql`select pi.id as id from ${jsonRows(ids, "ji")} join posts pi on pi.id = ji.value
-    ${opts.liveOnly ? sql`where pi.is_deleted = 0` : sql``} order by ji.key limit ${MORE_LIMITS.postsReturned}`;
+  const pageIds = pageIdsOf(
+    `post-ids:list:${!!opts.liveOnly}`,
+    (v) => sql`select pi.id as id from ${jsonRows(v("ids") as string, "ji")} join posts pi on pi.id = ji.value
+    ${opts.liveOnly ? sql`where pi.is_deleted = 0` : sql``} order by ji.key limit ${MORE_LIMITS.postsReturned}`,
+    { ids: JSON.stringify(ids) },
+    opts,
+  );
   const position = new Map(ids.map((id, i) => [id, i]));
   return readPosts(db, viewerId, pageIds, opts, (a, b) => position.get(a.post.id)! - position.get(b.post.id)!);
 }

@@ -1,5 +1,5 @@
 import { sql, type SQL } from "drizzle-orm";
-import { runOne } from "../db/batch";
+import { boundShape, runOne, type BoundQuery } from "../db/batch";
 import { existsFlag, inList, jsonArrayAgg } from "../db/dialect";
 import { schema, type Db } from "../db";
 import { canReadSql } from "./channel-sql";
@@ -64,9 +64,14 @@ export async function pruneUserSubscriptions(db: Db, userId: number, liveConnect
 
 // Routing: each function below is ONE indexed statement that finds the live subscriptions an
 // event concerns (rows: id, connection_id, user_id), for the delivery batch (src/events/routing.ts).
+// Each is compiled once per shape and bound per event (drizzle's compile cost more CPU than the
+// delivery's reads): values are placeholders (`v`), lists one JSON parameter.
 // Access is checked here, at delivery, not only when the subscription was made: a subscriber
 // whose token was deleted, whose user was disabled, who lost read access to a channel, or who
 // muted or blocked (or was blocked by) an author receives nothing from then on.
+
+/** A placeholder bound per event by name (see `boundShape`). */
+const v = (name: string): SQL => sql`${sql.placeholder(name)}`;
 
 /** Token `st` of subscription `s` may still be used: its app `sa` is not deleted, its user `su` not disabled. */
 const usableToken = sql`sa.id = st.app_id AND sa.deleted_at IS NULL AND su.id = s.user_id AND su.is_disabled = 0`;
@@ -86,13 +91,13 @@ const liveSubscriber = sql`(CASE WHEN s.token_id IS NULL
 const readsChannel = canReadSql("c", sql`s.user_id`);
 
 /** Subscribers hidden from `authorId`: those who muted or blocked them, or whom they blocked. */
-const notHiddenFrom = (authorId: number) => sql`
+const notHiddenFrom = (authorId: SQL) => sql`
   ((s.flags & ${SUBSCRIPTION_FLAGS.muted}) <> 0 OR NOT EXISTS (SELECT 1 FROM user_mutes m WHERE m.user_id = s.user_id AND m.muted_id = ${authorId}))
   AND NOT EXISTS (SELECT 1 FROM user_blocks b WHERE b.user_id = s.user_id AND b.blocked_id = ${authorId})
   AND NOT EXISTS (SELECT 1 FROM user_blocks b WHERE b.user_id = ${authorId} AND b.blocked_id = s.user_id)`;
 
 /** Not blocked either way between the subscriber and `userId`. */
-const notBlocking = (userId: number) => sql`
+const notBlocking = (userId: SQL) => sql`
   NOT EXISTS (SELECT 1 FROM user_blocks b WHERE b.user_id = s.user_id AND b.blocked_id = ${userId})
   AND NOT EXISTS (SELECT 1 FROM user_blocks b WHERE b.user_id = ${userId} AND b.blocked_id = s.user_id)`;
 
@@ -100,8 +105,8 @@ const notBlocking = (userId: number) => sql`
  * `include_directed_posts=0`: the post is left out when one of its leading mentions names a
  * user the subscriber does not follow (their own posts and posts directed at them stay).
  */
-const directedAllowed = (authorId: number, leadingIds: number[]) =>
-  leadingIds.length
+const directedAllowed = (authorId: SQL, leadingIds: SQL | null) =>
+  leadingIds
     ? sql`((s.flags & ${SUBSCRIPTION_FLAGS.noDirected}) = 0 OR s.user_id = ${authorId} OR s.user_id IN ${inList(leadingIds)}
         OR NOT EXISTS (SELECT 1 FROM users lu WHERE lu.id IN ${inList(leadingIds)} AND lu.id <> s.user_id
           AND NOT EXISTS (SELECT 1 FROM follows lf WHERE lf.follower_id = s.user_id AND lf.followed_id = lu.id)))`
@@ -120,7 +125,7 @@ const live = (where: SQL, from: SQL = sql`stream_subscriptions s`) =>
   sql`SELECT s.id, s.connection_id, s.user_id FROM ${from} WHERE ${where} AND ${liveSubscriber}`;
 
 /** `s` belongs to a follower of `userId` (a primary-key probe of `follows_pair`). */
-const followsUser = (userId: number) => sql`EXISTS (SELECT 1 FROM follows f WHERE f.follower_id = s.user_id AND f.followed_id = ${userId})`;
+const followsUser = (userId: SQL) => sql`EXISTS (SELECT 1 FROM follows f WHERE f.follower_id = s.user_id AND f.followed_id = ${userId})`;
 
 /**
  * The subscriptions to `endpoints` of `authorId`'s followers, read from the smaller side:
@@ -132,7 +137,7 @@ const followsUser = (userId: number) => sql`EXISTS (SELECT 1 FROM follows f WHER
  * about as much: a post by an author with 100,000 followers of whom 10 are connected reads
  * about 20 entries, not 100,000. The counter only steers the choice, never the result.
  */
-function followerSubscriptions(endpoints: readonly StreamEndpoint[], authorId: number, where: SQL): SQL[] {
+function followerSubscriptions(endpoints: readonly StreamEndpoint[], authorId: SQL, where: SQL): SQL[] {
   // Constants, spelled out so both planners use the (endpoint, user_id) index.
   const names = sql.raw(`(${endpoints.map((e) => `'${e}'`).join(", ")})`);
   const inEndpoints = sql`s.endpoint IN ${names}`;
@@ -162,48 +167,68 @@ function followerSubscriptions(endpoints: readonly StreamEndpoint[], authorId: n
  * author's `/users/me/posts`, and the `/posts/{id}/thread` subscriptions of its thread; muted
  * (unless `include_muted=1`) and blocked users left out.
  */
-export function postRecipients(p: PostRoute): SQL {
-  const { authorId } = p;
-  const personal = sql`${notHiddenFrom(authorId)} AND ${directedAllowed(authorId, p.leadingMentionIds)}`;
-  const branches = [
-    // The author's own streams (nobody hides from themself; D1 allows few terms in a compound SELECT).
-    live(sql`s.endpoint IN ('posts_me', 'posts_unified', 'user_posts') AND s.user_id = ${authorId}`),
-    ...followerSubscriptions(["posts_me", "posts_unified"], authorId, personal),
-    live(sql`s.endpoint IN ('mentions', 'posts_unified') AND s.user_id IN ${inList(p.mentionIds)} AND ${notHiddenFrom(authorId)}`),
-  ];
-  if (p.threadId !== null) {
-    branches.push(
-      live(sql`s.endpoint = 'post_thread' AND s.target_id IN (SELECT id FROM posts WHERE thread_id = ${p.threadId}) AND ${notHiddenFrom(authorId)}`),
-    );
-  }
-  return sql.join(branches, sql` UNION `);
+export function postRecipients(p: PostRoute): BoundQuery {
+  const directed = p.leadingMentionIds.length > 0;
+  const thread = p.threadId !== null;
+  const values = { author: p.authorId, mentions: JSON.stringify(p.mentionIds), leading: JSON.stringify(p.leadingMentionIds), thread: p.threadId };
+  return boundShape(
+    `route-post:${directed}:${thread}`,
+    () => {
+      const authorId = v("author");
+      const personal = sql`${notHiddenFrom(authorId)} AND ${directedAllowed(authorId, directed ? v("leading") : null)}`;
+      const branches = [
+        // The author's own streams (nobody hides from themself; D1 allows few terms in a compound SELECT).
+        live(sql`s.endpoint IN ('posts_me', 'posts_unified', 'user_posts') AND s.user_id = ${authorId}`),
+        ...followerSubscriptions(["posts_me", "posts_unified"], authorId, personal),
+        live(sql`s.endpoint IN ('mentions', 'posts_unified') AND s.user_id IN ${inList(v("mentions"))} AND ${notHiddenFrom(authorId)}`),
+      ];
+      if (thread) {
+        branches.push(
+          live(sql`s.endpoint = 'post_thread' AND s.target_id IN (SELECT id FROM posts WHERE thread_id = ${v("thread")}) AND ${notHiddenFrom(authorId)}`),
+        );
+      }
+      return sql.join(branches, sql` UNION `);
+    },
+    values,
+  );
 }
 
 /** A follow or unfollow: `/users/me/following` of the follower, `/users/me/followers` of the followed user. */
-export function followRecipients(followerId: number, followedId: number): SQL {
-  return sql`${live(sql`s.endpoint = 'following' AND s.user_id = ${followerId}`)}
-        UNION ${live(sql`s.endpoint = 'followers' AND s.user_id = ${followedId}`)}`;
+export function followRecipients(followerId: number, followedId: number): BoundQuery {
+  return boundShape(
+    "route-follow",
+    () => sql`${live(sql`s.endpoint = 'following' AND s.user_id = ${v("follower")}`)}
+        UNION ${live(sql`s.endpoint = 'followers' AND s.user_id = ${v("followed")}`)}`,
+    { follower: followerId, followed: followedId },
+  );
 }
 
 /** Subscriptions joined with the channel they are about (`c`), for the read-access check. */
-const withChannel = (channelId: number) => sql`stream_subscriptions s JOIN channels c ON c.id = ${channelId}`;
+const withChannel = (channelId: SQL) => sql`stream_subscriptions s JOIN channels c ON c.id = ${channelId}`;
 
 /**
  * A message or channel change: `/channels/{id}/messages` of that channel, and `/channels` of the
  * users subscribed to it (the hub applies their `channel_types`), of subscribers who may read
  * the channel now.
  */
-export function channelEventRecipients(channelId: number): SQL {
-  return sql`${live(sql`s.channel_id = ${channelId} AND s.endpoint = 'channel_messages' AND ${readsChannel}`, withChannel(channelId))}
-        UNION ${live(
-          sql`s.endpoint = 'channels' AND s.user_id IN (SELECT user_id FROM subscriptions WHERE channel_id = ${channelId}) AND ${readsChannel}`,
-          withChannel(channelId),
-        )}`;
+export function channelEventRecipients(channelId: number): BoundQuery {
+  const c = v("channel");
+  return boundShape(
+    "route-channel",
+    () => sql`${live(sql`s.channel_id = ${c} AND s.endpoint = 'channel_messages' AND ${readsChannel}`, withChannel(c))}
+        UNION ${live(sql`s.endpoint = 'channels' AND s.user_id IN (SELECT user_id FROM subscriptions WHERE channel_id = ${c}) AND ${readsChannel}`, withChannel(c))}`,
+    { channel: channelId },
+  );
 }
 
 /** One channel's `/channels/{id}/subscribers` subscriptions (channel_subscription events), of those who may read it now. */
-export function channelSubscriberRecipients(channelId: number): SQL {
-  return live(sql`s.channel_id = ${channelId} AND s.endpoint = 'channel_subscribers' AND ${readsChannel}`, withChannel(channelId));
+export function channelSubscriberRecipients(channelId: number): BoundQuery {
+  const c = v("channel");
+  return boundShape(
+    "route-channel-subscribers",
+    () => live(sql`s.channel_id = ${c} AND s.endpoint = 'channel_subscribers' AND ${readsChannel}`, withChannel(c)),
+    { channel: channelId },
+  );
 }
 
 /**
@@ -213,22 +238,37 @@ export function channelSubscriberRecipients(channelId: number): SQL {
  * endpoint (or the channel's): following is a probe per subscription, never a read of all
  * of the user's followers.
  */
-export function presenceRecipients(userId: number, channelId?: number): SQL {
-  const who = sql`(s.user_id = ${userId} OR ((s.flags & ${SUBSCRIPTION_FLAGS.notFollowed}) <> 0 AND ${notBlocking(userId)})
-            OR ${followsUser(userId)})`;
-  if (channelId === undefined) return live(sql`s.endpoint = 'presence' AND ${who}`);
-  return live(sql`s.endpoint = 'channel_presence' AND s.channel_id = ${channelId} AND ${readsChannel} AND ${who}`, withChannel(channelId));
+export function presenceRecipients(userId: number, channelId?: number): BoundQuery {
+  const u = v("user");
+  const c = v("channel");
+  const who = () => sql`(s.user_id = ${u} OR ((s.flags & ${SUBSCRIPTION_FLAGS.notFollowed}) <> 0 AND ${notBlocking(u)})
+            OR ${followsUser(u)})`;
+  const values = { user: userId, channel: channelId };
+  if (channelId === undefined) return boundShape("route-presence", () => live(sql`s.endpoint = 'presence' AND ${who()}`), values);
+  return boundShape(
+    "route-channel-presence",
+    () => live(sql`s.endpoint = 'channel_presence' AND s.channel_id = ${c} AND ${readsChannel} AND ${who()}`, withChannel(c)),
+    values,
+  );
 }
 
 /**
  * One user's subscriptions to `endpoint` (only those made through `appId`'s connections when
  * given). `revokedTokenId`: a token just deleted, whose own connections still hear of it.
  */
-export function ownerRecipients(endpoint: StreamEndpoint, userId: number, appId?: number, revokedTokenId?: number): SQL {
-  const app = appId === undefined ? sql`` : sql`AND s.app_id = ${appId}`;
-  const revoked = revokedTokenId === undefined ? sql`` : sql`s.token_id = ${revokedTokenId} OR`;
-  return sql`SELECT s.id, s.connection_id, s.user_id FROM stream_subscriptions s
-        WHERE s.endpoint = ${endpoint} AND s.user_id = ${userId} ${app} AND (${revoked} ${liveSubscriber})`;
+export function ownerRecipients(endpoint: StreamEndpoint, userId: number, appId?: number, revokedTokenId?: number): BoundQuery {
+  const byApp = appId !== undefined;
+  const revoking = revokedTokenId !== undefined;
+  return boundShape(
+    `route-owner:${byApp}:${revoking}`,
+    () => {
+      const app = byApp ? sql`AND s.app_id = ${v("app")}` : sql``;
+      const revoked = revoking ? sql`s.token_id = ${v("revoked")} OR` : sql``;
+      return sql`SELECT s.id, s.connection_id, s.user_id FROM stream_subscriptions s
+        WHERE s.endpoint = ${v("endpoint")} AND s.user_id = ${v("user")} ${app} AND (${revoked} ${liveSubscriber})`;
+    },
+    { endpoint, user: userId, app: appId, revoked: revokedTokenId },
+  );
 }
 
 /** Channel `c` is readable by any user (canReadSql without a viewer-specific part). */
@@ -238,9 +278,13 @@ const ANY_USER_READS = sql`(c.read_public = 1 OR c.read_any_user = 1 OR c.write_
 // for "every app" (no row: nobody).
 
 /** The apps that the given users have authorized. */
-export function appsAuthorizedBy(userIds: number[]): SQL {
-  return sql`SELECT ${jsonArrayAgg(sql`app_id`, true)} AS apps FROM authorizations
-        WHERE user_id IN ${inList(userIds)}`;
+export function appsAuthorizedBy(userIds: number[]): BoundQuery {
+  return boundShape(
+    "audience-authorized",
+    () => sql`SELECT ${jsonArrayAgg(sql`app_id`, true)} AS apps FROM authorizations
+        WHERE user_id IN ${inList(v("users"))}`,
+    { users: JSON.stringify(userIds) },
+  );
 }
 
 /**
@@ -248,7 +292,11 @@ export function appsAuthorizedBy(userIds: number[]): SQL {
  * the apps authorized by its owner and ACL members (its readers now: a subscriber removed from
  * the ACL is no longer one).
  */
-export function channelAudience(channelId: number): SQL {
+export function channelAudience(channelId: number): BoundQuery {
+  return boundShape("audience-channel", () => channelAudienceSql(v("channel")), { channel: channelId });
+}
+
+function channelAudienceSql(channelId: SQL): SQL {
   return sql`SELECT CASE WHEN ${ANY_USER_READS} THEN NULL ELSE (
           SELECT ${jsonArrayAgg(sql`a.app_id`, true)} FROM authorizations a WHERE a.user_id IN (
             SELECT c.owner_id
@@ -262,7 +310,11 @@ export function channelAudience(channelId: number): SQL {
  * those only the ones that may see the channel (any user may read it, or its owner or one of
  * its ACL members authorized the app).
  */
-export function channelPresenceAudience(channelId: number, userId: number): SQL {
+export function channelPresenceAudience(channelId: number, userId: number): BoundQuery {
+  return boundShape("audience-channel-presence", () => channelPresenceAudienceSql(v("channel"), v("user")), { channel: channelId, user: userId });
+}
+
+function channelPresenceAudienceSql(channelId: SQL, userId: SQL): SQL {
   return sql`SELECT ${jsonArrayAgg(sql`a.app_id`, true)} AS apps FROM authorizations a, channels c
         WHERE a.user_id = ${userId} AND c.id = ${channelId}
           AND (${ANY_USER_READS} OR a.app_id IN (

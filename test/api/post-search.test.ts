@@ -51,6 +51,12 @@ describe("GET /posts/search", { timeout: 60_000 }, () => {
     expect(Number(first.headers.get("x-debug-db-calls"))).toBe(1);
   });
 
+  it("pages the same with the actors' statement (the page as SQL, not compiled per shape)", async () => {
+    for (const q of ["q=marathon&order=id", "q=marathon", "tags=sport&order=id", "q=marathon&count=2&before_id=" + p.reply.id]) {
+      expect(await search(`${q}&include_reposted_by=1`), q).toEqual(await search(q));
+    }
+  });
+
   it("filters", async () => {
     const cases: [string, string[]][] = [
       [`q=marathon&creator_id=${a.user.id}&order=id`, [p.nsfw.id, p.running.id]],

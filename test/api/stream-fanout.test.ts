@@ -1,7 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { isPostgres } from "../../src/db";
-import { compile } from "../../src/db/batch";
 import { userHubCalls, type UserHubEvent } from "../../src/events/deliver";
 import { USER_FANOUT_BATCH, USER_STREAM_SHARDS, userHubShard, userShardOf } from "../../src/events/hubs";
 import type { Connection, Connections, Subscription } from "../../src/objects/user-connections";
@@ -24,7 +23,7 @@ const ctx = {} as { token: string; author: number; u0: number; tokenId: number; 
 
 /** D1's rows_read of the post routing statement for `authorId` (no mentions, no thread). */
 async function routingRowsRead(authorId: number) {
-  const q = compile(postRecipients({ authorId, mentionIds: [], leadingMentionIds: [], threadId: null }));
+  const q = postRecipients({ authorId, mentionIds: [], leadingMentionIds: [], threadId: null }).query;
   const res = await env.DB.prepare(q.sql)
     .bind(...q.params)
     .all();

@@ -1,5 +1,4 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
-import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import { createApp } from "../../src/app";
 import { searchSql, type MessageSearch } from "../../src/stores/search";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -12,7 +11,6 @@ import { DB } from "../support/db";
 // searching user) straight into D1, then times GET /v1/channels/messages/search through the
 // Worker's app (routing, middleware, auth, validation, the query, rendering). Run: npx vitest run -c vitest.perf.config.ts
 
-const dialect = new SQLiteSyncDialect();
 // The Worker's own app with the real bindings. (Not SELF.fetch: in vitest-pool-workers every
 // SELF.fetch gets slower than the last, ~1 ms to 100+ ms within a few hundred requests, even
 // for an endpoint that does nothing, while the app called directly stays flat.)
@@ -61,7 +59,7 @@ async function measure(label: string, query: string, token?: string, runs = 30, 
 async function sqlTimes(label: string, search: MessageSearch) {
   const out: string[] = [];
   for (const plan of [undefined, "fts", "channels"] as const) {
-    const q = dialect.sqlToQuery(searchSql(search, { limit: 20, newestFirst: true }, null, plan));
+    const q = searchSql(search, { limit: 20, newestFirst: true }, null, plan).query;
     const stmt = DB.prepare(q.sql).bind(...q.params);
     await stmt.all();
     const d: number[] = [];

@@ -10,7 +10,7 @@ import { sqliteDialect } from "./sqlite";
 import type { List, SqlDialect } from "./types";
 
 export type { SqlDialect } from "./types";
-export { pgIdArray, pgTextArray } from "./postgres";
+export { pgArrayLiteral, pgIdArray, pgIdLiteral, pgTextArray } from "./postgres";
 
 export const dialect: SqlDialect = BACKEND === "postgres" ? postgresDialect : sqliteDialect;
 

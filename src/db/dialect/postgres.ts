@@ -20,7 +20,7 @@ export const postgresDialect: SqlDialect = {
   },
   jsonItem: (expr, index) => sql`(CAST(${expr} AS JSONB) ->> ${sql.raw(String(index))})`,
   jsonValues: (values, alias) =>
-    sql`(SELECT CAST(value AS TEXT) AS value FROM jsonb_array_elements(CAST(${JSON.stringify(values)} AS JSONB)) AS t(value)) ${sql.raw(alias)}`,
+    sql`(SELECT CAST(value AS TEXT) AS value FROM jsonb_array_elements(CAST(${Array.isArray(values) ? JSON.stringify(values) : values} AS JSONB)) AS t(value)) ${sql.raw(alias)}`,
   jsonFirstItemField: (column, key, field) => {
     const [head, sub] = field.split(".");
     const item = sql`(CAST(${column} AS JSONB) -> ${typed("TEXT", key)} -> 0)`;
@@ -53,10 +53,13 @@ export const postgresDialect: SqlDialect = {
  * row compared (a subquery's value is a run-time parameter: the function, stemming included, ran
  * for every row of the walk, 60 ms of a 5,000-row post search).
  */
-export const pgTextArray = (values: readonly string[]): SQL => sql`CAST(${pgArrayLiteral(values)} AS TEXT[])`;
+export const pgTextArray = (values: readonly string[] | SQL): SQL => sql`CAST(${Array.isArray(values) ? pgArrayLiteral(values) : values} AS TEXT[])`;
 
 /** A bigint[] of ids as one parameter, for `= ANY(…)`: a constant when planning, as `pgTextArray` is (`inList` is a subquery). */
-export const pgIdArray = (ids: readonly number[]): SQL => sql`CAST(${`{${ids.map((id) => Math.trunc(Number(id))).join(",")}}`} AS BIGINT[])`;
+export const pgIdArray = (ids: readonly number[] | SQL): SQL => sql`CAST(${Array.isArray(ids) ? pgIdLiteral(ids) : ids} AS BIGINT[])`;
 
-/** `{"a","b \"c\""}`: each item quoted, its backslashes and double quotes escaped. */
-const pgArrayLiteral = (values: readonly string[]): string => `{${values.map((v) => `"${v.replace(/[\\"]/g, "\\$&")}"`).join(",")}}`;
+/** The parameter of `pgIdArray` (for a placeholder's value). */
+export const pgIdLiteral = (ids: readonly number[]): string => `{${ids.map((id) => Math.trunc(Number(id))).join(",")}}`;
+
+/** `{"a","b \"c\""}`: each item quoted, its backslashes and double quotes escaped (the parameter of `pgTextArray`). */
+export const pgArrayLiteral = (values: readonly string[]): string => `{${values.map((v) => `"${v.replace(/[\\"]/g, "\\$&")}"`).join(",")}}`;

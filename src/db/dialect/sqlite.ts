@@ -15,7 +15,7 @@ export const sqliteDialect: SqlDialect = {
   pick: (impls) => impls.sqlite,
   jsonRows: (values, alias) => sql`json_each(${param(values)}) ${sql.raw(alias)}`,
   jsonItem: (expr, index) => sql`json_extract(${expr}, ${`$[${index}]`})`,
-  jsonValues: (values, alias) => sql`json_each(${JSON.stringify(values)}) ${sql.raw(alias)}`,
+  jsonValues: (values, alias) => sql`json_each(${Array.isArray(values) ? JSON.stringify(values) : values}) ${sql.raw(alias)}`,
   jsonFirstItemField: (column, key, field) => sql`json_extract(${column}, ${`$."${key.replaceAll('"', "")}"[0].${field}`})`,
   jsonHasAnyKey: (column, keys) => sql`EXISTS (SELECT 1 FROM json_each(${column}) rk WHERE rk.key IN ${keys})`,
   jsonArrayAgg: (expr, distinct = false) => sql`json_group_array(${distinct ? sql`DISTINCT ` : sql``}${expr})`,

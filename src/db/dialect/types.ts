@@ -33,8 +33,8 @@ export interface SqlDialect {
   jsonRows(values: List | SQL, alias: string, as?: "int" | "text"): SQL;
   /** The item at `index` of a JSON array value (text). */
   jsonItem(expr: SQL, index: number): SQL;
-  /** A FROM item over a JSON array whose items are themselves JSON (objects or arrays), as text. */
-  jsonValues(values: readonly unknown[], alias: string): SQL;
+  /** A FROM item over a JSON array whose items are themselves JSON (objects or arrays), as text; or over its JSON text as SQL (a placeholder). */
+  jsonValues(values: readonly unknown[] | SQL, alias: string): SQL;
   /** Field `field` (`a` or `a.b`) of the first item under key `key` of a JSON object column, as text. */
   jsonFirstItemField(column: SQL, key: string, field: string): SQL;
   /** Whether a JSON object column has any of the keys in `keys` (a one-parameter list expression). */
@@ -53,10 +53,10 @@ export interface SqlDialect {
   greatest(a: SQL, b: SQL): SQL;
   /** The smaller of two values. */
   least(a: SQL, b: SQL): SQL;
-  /** An integer parameter where Postgres cannot infer its type from a column (a select list, CASE, UNION). */
-  int(v: number | null | undefined): SQL;
+  /** An integer parameter (or a placeholder's SQL) where Postgres cannot infer its type from a column (a select list, CASE, UNION). */
+  int(v: number | SQL | null | undefined): SQL;
   /** The same for text parameters. */
-  text(v: string | null | undefined): SQL;
+  text(v: string | SQL | null | undefined): SQL;
   /** Position of `needle` in `haystack` (1-based, 0 when absent). */
   position(haystack: SQL, needle: SQL): SQL;
   /**

@@ -153,7 +153,10 @@ export const postSearchRoutes = createRouter().openapi(
     const search = parseSearch(c, q);
     const page = parsePage(q);
     const viewerId = viewContext(c).viewerId;
-    const set = await readPosts(c.var.db, viewerId, postSearchPage(search, page, viewerId, listFilters(c)), { ...readOptions(c), paged: true });
+    const reads = { ...readOptions(c), paged: true };
+    // The actors' statement embeds the page: then it stays SQL, else it comes compiled once per shape.
+    const pageIds = postSearchPage(search, page, viewerId, listFilters(c), !!(reads.bookmarkedBy || reads.repostedBy));
+    const set = await readPosts(c.var.db, viewerId, pageIds, reads);
     return renderPage(c, set, page);
   },
 );

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { SQL } from "drizzle-orm";
+import type { BoundQuery } from "../../db/batch";
 import { currentUser, userToken } from "../../auth/access";
 import { MORE_LIMITS } from "../../config";
 import { publish } from "../../events/publish";
@@ -147,7 +147,7 @@ type PageParams = { count?: string; since_id?: string; before_id?: string };
 export interface MarkableStream {
   page: Page;
   /** The marker read to run in the same batch as the page (undefined when already read or none). */
-  read: SQL | undefined;
+  read: BoundQuery | undefined;
   /** Sets `meta.marker` from the rows of `read` (or the marker read up front); call on success only. */
   done(rows?: Row[]): void;
 }

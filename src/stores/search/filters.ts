@@ -1,7 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { dialect, inList } from "../../db/dialect";
 import type { Page } from "../../http/pagination";
-import { PM_TYPE, canReadSql, pageBoundsSql, viewerParam } from "../channel-sql";
+import { PM_TYPE, canReadSql, pageBoundsSql } from "../channel-sql";
 import { messageColumnsSql, messageJoins } from "../messages";
 
 // What message search means on either backend: the query, the readable channels and the
@@ -39,9 +39,30 @@ export interface MessageSearch extends SearchFilters {
   stickyOnly?: boolean;
 }
 
-const facet = (name: string, values: readonly string[]) =>
+// A search's statement is compiled once per shape (which filters, channels, page bounds, order:
+// `searchShapeKey`) and bound per request: every value is a placeholder (`v`), filled from
+// `searchValues`; lists are one JSON parameter. Builders read `s` and `page` for structure only.
+
+/** A placeholder of a search's values. */
+export const v = (name: string): SQL => sql`${sql.placeholder(name)}`;
+
+/** The facet filters of a message search: their facet name and where their values are. */
+const FACETS = [
+  ["file", (s: MessageSearch) => (s.fileId !== undefined ? [String(s.fileId)] : undefined)],
+  ["file_kind", (s: MessageSearch) => s.fileKinds],
+  ["leading_mention", (s: MessageSearch) => s.leadingMentions],
+  ["mention", (s: MessageSearch) => s.mentions],
+  ["raw_type", (s: MessageSearch) => s.rawTypes],
+  ["tag", (s: MessageSearch) => s.tags],
+  ["url_domain", (s: MessageSearch) => s.urlDomains],
+  ["url", (s: MessageSearch) => s.urls],
+] as const;
+type FacetName = (typeof FACETS)[number][0];
+const facetValues = (s: MessageSearch, name: FacetName) => FACETS.find(([n]) => n === name)![1](s);
+
+const facet = (name: FacetName) =>
   sql`EXISTS (SELECT 1 FROM message_facets f WHERE f.facet = ${name}
-    AND f.value IN ${inList(values, "text")} AND f.message_id = m.id)`;
+    AND f.value IN ${inList(v(`facet_${name}`), "text")} AND f.message_id = m.id)`;
 
 /**
  * Conditions on message `m`: the readable channels and every filter. Deleted messages are left
@@ -50,29 +71,30 @@ const facet = (name: string, values: readonly string[]) =>
  */
 export function filterConditions(s: MessageSearch): SQL[] {
   const c: SQL[] = [sql`m.channel_id IN (SELECT id FROM readable)`];
+  const has = (name: FacetName) => !!facetValues(s, name)?.length;
   if (!s.terms.length) c.push(sql`m.is_deleted = 0`);
-  if (s.clientId !== undefined) c.push(sql`m.app_id IN (SELECT id FROM apps WHERE client_id = ${s.clientId})`);
-  if (s.createdAfter !== undefined) c.push(sql`m.created_at > ${s.createdAfter}`);
-  if (s.createdBefore !== undefined) c.push(sql`m.created_at < ${s.createdBefore}`);
+  if (s.clientId !== undefined) c.push(sql`m.app_id IN (SELECT id FROM apps WHERE client_id = ${v("clientId")})`);
+  if (s.createdAfter !== undefined) c.push(sql`m.created_at > ${v("createdAfter")}`);
+  if (s.createdBefore !== undefined) c.push(sql`m.created_at < ${v("createdBefore")}`);
   if (s.creator) {
-    c.push("id" in s.creator ? sql`m.user_id = ${s.creator.id}` : sql`m.user_id = (SELECT id FROM users WHERE username = ${s.creator.username})`);
+    c.push("id" in s.creator ? sql`m.user_id = ${v("creatorId")}` : sql`m.user_id = (SELECT id FROM users WHERE username = ${v("creatorName")})`);
   }
-  if (s.fileId !== undefined) c.push(facet("file", [String(s.fileId)]));
-  if (s.fileKinds?.length) c.push(facet("file_kind", s.fileKinds));
+  if (has("file")) c.push(facet("file"));
+  if (has("file_kind")) c.push(facet("file_kind"));
   if (s.excludeNsfw) c.push(sql`m.is_nsfw = 0`);
   if (s.isReply !== undefined) c.push(s.isReply ? sql`m.reply_to IS NOT NULL` : sql`m.reply_to IS NULL`);
   if (s.stickyOnly) c.push(sql`m.is_sticky = 1`);
-  if (s.leadingMentions?.length) c.push(facet("leading_mention", s.leadingMentions));
-  if (s.mentions?.length) c.push(facet("mention", s.mentions));
-  if (s.pollId !== undefined) c.push(sql`m.poll_id = ${s.pollId}`);
-  if (s.rawTypes?.length) c.push(facet("raw_type", s.rawTypes));
-  if (s.replyTo !== undefined) c.push(sql`m.reply_to = ${s.replyTo}`);
-  if (s.tags?.length) c.push(facet("tag", s.tags));
-  if (s.threadId !== undefined) c.push(sql`m.thread_id = ${s.threadId}`);
-  if (s.urlDomains?.length) c.push(facet("url_domain", s.urlDomains));
-  if (s.urls?.length) c.push(facet("url", s.urls));
+  if (has("leading_mention")) c.push(facet("leading_mention"));
+  if (has("mention")) c.push(facet("mention"));
+  if (s.pollId !== undefined) c.push(sql`m.poll_id = ${v("pollId")}`);
+  if (has("raw_type")) c.push(facet("raw_type"));
+  if (s.replyTo !== undefined) c.push(sql`m.reply_to = ${v("replyTo")}`);
+  if (has("tag")) c.push(facet("tag"));
+  if (s.threadId !== undefined) c.push(sql`m.thread_id = ${v("threadId")}`);
+  if (has("url_domain")) c.push(facet("url_domain"));
+  if (has("url")) c.push(facet("url"));
   if (s.userTypes?.length) {
-    c.push(sql`EXISTS (SELECT 1 FROM users ut WHERE ut.id = m.user_id AND ut.type IN ${inList(s.userTypes, "text")})`);
+    c.push(sql`EXISTS (SELECT 1 FROM users ut WHERE ut.id = m.user_id AND ut.type IN ${inList(v("userTypes"), "text")})`);
   }
   return c;
 }
@@ -80,12 +102,72 @@ export function filterConditions(s: MessageSearch): SQL[] {
 /** Channels the viewer may search: the ACL is applied here, once per query, not per message. */
 export function readableChannels(s: MessageSearch, viewerId: number | null): SQL {
   if (s.channels === "pm") {
-    const v = viewerParam(viewerId);
-    return sql`SELECT c.id FROM channels c WHERE c.type = ${PM_TYPE} AND c.owner_id = ${v}
-      UNION SELECT c.id FROM channel_acl ca JOIN channels c ON c.id = ca.channel_id WHERE ca.user_id = ${v} AND c.type = ${PM_TYPE}`;
+    const viewer = v("viewer");
+    return sql`SELECT c.id FROM channels c WHERE c.type = ${PM_TYPE} AND c.owner_id = ${viewer}
+      UNION SELECT c.id FROM channel_acl ca JOIN channels c ON c.id = ca.channel_id WHERE ca.user_id = ${viewer} AND c.type = ${PM_TYPE}`;
   }
-  return sql`SELECT c.id FROM channels c WHERE c.id IN ${inList(s.channels)} AND ${canReadSql("c", viewerId)}`;
+  return sql`SELECT c.id FROM channels c WHERE c.id IN ${inList(v("channels"))} AND ${canReadSql("c", viewerId == null ? null : v("viewer"))}`;
 }
+
+/** Most named channels the D1 "channels" plan merges one index walk each of (search/fts5.ts). */
+export const MERGED_CHANNELS_LIMIT = 20;
+
+/**
+ * What decides the text of a search's statement: which filters are present, the channels' kind
+ * (and count, up to MERGED_CHANNELS_LIMIT), the viewer's kind, order, page bounds and direction.
+ * From code and flags only, so the shapes are few.
+ */
+export function searchShapeKey(s: MessageSearch, page: Page, viewerId: number | null, forcePlan?: string): string {
+  const flag = (x: unknown) => (x === undefined || x === false || (Array.isArray(x) && !x.length) ? "0" : "1");
+  const channels = s.channels === "pm" ? "pm" : s.channels.length <= MERGED_CHANNELS_LIMIT ? String(s.channels.length) : "many";
+  const filters = [s.clientId, s.createdAfter, s.createdBefore, s.excludeNsfw, s.stickyOnly, s.pollId, s.replyTo, s.threadId, s.userTypes].map(flag).join("");
+  const facets = FACETS.map(([name]) => flag(facetValues(s, name))).join("");
+  const creator = s.creator ? ("id" in s.creator ? "i" : "n") : "-";
+  const reply = s.isReply === undefined ? "-" : s.isReply ? "y" : "n";
+  const bound = (id: number | undefined, inclusive: boolean | undefined) => (id === undefined ? "-" : inclusive ? "=" : "<");
+  return [
+    "message-search",
+    s.terms.length ? "words" : "none",
+    s.order,
+    forcePlan ?? "",
+    viewerId == null ? "anon" : "viewer",
+    channels,
+    filters,
+    facets,
+    creator,
+    reply,
+    page.newestFirst,
+    bound(page.sinceId, page.sinceInclusive) + bound(page.beforeId, page.beforeInclusive),
+  ].join(":");
+}
+
+/** The values of a search's placeholders (the backend's own: `match` or `terms`, added by its builder's caller). */
+export function searchValues(s: MessageSearch, page: Page, viewerId: number | null): Record<string, unknown> {
+  const values: Record<string, unknown> = {
+    viewer: viewerId ?? 0,
+    channels: s.channels === "pm" ? null : JSON.stringify(s.channels),
+    clientId: s.clientId,
+    createdAfter: s.createdAfter,
+    createdBefore: s.createdBefore,
+    creatorId: s.creator && "id" in s.creator ? s.creator.id : undefined,
+    creatorName: s.creator && "username" in s.creator ? s.creator.username : undefined,
+    pollId: s.pollId,
+    replyTo: s.replyTo,
+    threadId: s.threadId,
+    userTypes: JSON.stringify(s.userTypes ?? []),
+    limit: page.limit + 1,
+    since: page.sinceId,
+    before: page.beforeId,
+    sinceKey: page.sinceId === undefined ? undefined : -page.sinceId,
+    beforeKey: page.beforeId === undefined ? undefined : -page.beforeId,
+  };
+  for (const [name] of FACETS) values[`facet_${name}`] = JSON.stringify(facetValues(s, name) ?? []);
+  if (s.channels !== "pm" && s.channels.length <= MERGED_CHANNELS_LIMIT) for (const [i, c] of s.channels.entries()) values[`channel${i}`] = c;
+  return values;
+}
+
+/** Page bounds on `col` with the placeholders `since` and `before`. */
+export const searchBounds = (col: string, page: Page) => pageBoundsSql(col, page, { since: v("since"), before: v("before") });
 
 /** How many of the newest matching messages `order=relevance` ranks (scores are computed for these only). */
 export const RELEVANCE_WINDOW = 1000;
@@ -96,11 +178,13 @@ export const RELEVANCE_WINDOW = 1000;
  * The named message's score comes from the same materialised candidate set, so it compares exactly;
  * it is read once (a row-value comparison on (score, -id)), each read being a scan of that set.
  */
-export function relevanceBounds(page: Page): SQL {
+export function relevanceBounds(page: Page, named = false): SQL {
   const conds: SQL[] = [];
-  const key = (id: number) => sql`((SELECT score FROM hits WHERE id = ${id}), ${-id})`;
-  if (page.beforeId !== undefined) conds.push(sql`(h.score, -h.id) ${sql.raw(page.beforeInclusive ? ">=" : ">")} ${key(page.beforeId)}`);
-  if (page.sinceId !== undefined) conds.push(sql`(h.score, -h.id) ${sql.raw(page.sinceInclusive ? "<=" : "<")} ${key(page.sinceId)}`);
+  // `named`: the ids as placeholders (`before`, `beforeKey` = -before; `since`, `sinceKey`).
+  const key = (id: number, name: "before" | "since") =>
+    named ? sql`((SELECT score FROM hits WHERE id = ${v(name)}), ${v(`${name}Key`)})` : sql`((SELECT score FROM hits WHERE id = ${id}), ${-id})`;
+  if (page.beforeId !== undefined) conds.push(sql`(h.score, -h.id) ${sql.raw(page.beforeInclusive ? ">=" : ">")} ${key(page.beforeId, "before")}`);
+  if (page.sinceId !== undefined) conds.push(sql`(h.score, -h.id) ${sql.raw(page.sinceInclusive ? "<=" : "<")} ${key(page.sinceId, "since")}`);
   return conds.length ? sql.join(conds, sql` AND `) : sql`true`;
 }
 
@@ -112,20 +196,11 @@ export function relevanceBounds(page: Page): SQL {
 export const hitsCte = (page: Page): SQL =>
   sql.raw(page.beforeId !== undefined || page.sinceId !== undefined ? "hits AS MATERIALIZED" : "hits AS NOT MATERIALIZED");
 
-/** The facet filter a "facet" plan would walk: the first present, most selective kinds first. */
-export function facetDriver(s: MessageSearch): [string, string[]] | undefined {
-  const options: [string, readonly string[] | undefined][] = [
-    ["file", s.fileId !== undefined ? [String(s.fileId)] : undefined],
-    ["url", s.urls],
-    ["mention", s.mentions],
-    ["leading_mention", s.leadingMentions],
-    ["tag", s.tags],
-    ["url_domain", s.urlDomains],
-    ["raw_type", s.rawTypes],
-    ["file_kind", s.fileKinds],
-  ];
-  const found = options.find(([, v]) => v?.length);
-  return found ? [found[0], [...found[1]!]] : undefined;
+/** The facet filter a "facet" plan would walk (the first present, most selective kinds first), and the placeholder of its values. */
+export function facetDriver(s: MessageSearch): [FacetName, SQL] | undefined {
+  const order: FacetName[] = ["file", "url", "mention", "leading_mention", "tag", "url_domain", "raw_type", "file_kind"];
+  const found = order.find((name) => facetValues(s, name)?.length);
+  return found ? [found, v(`facet_${found}`)] : undefined;
 }
 
 /**
@@ -139,12 +214,12 @@ export function searchFrame(s: MessageSearch, page: Page, viewerId: number | nul
   const nf = page.newestFirst;
   const readable = sql`readable(id) AS (${readableChannels(s, viewerId)})`;
   const render = (order: SQL) =>
-    sql`SELECT ${messageColumnsSql(viewerId)}, m.id AS pagination_id
+    sql`SELECT ${messageColumnsSql(viewerId == null ? null : v("viewer"))}, m.id AS pagination_id
       FROM p JOIN messages m ON m.id = p.id ${messageJoins}
       WHERE m.is_deleted = 0
       ORDER BY ${order}`;
-  const withoutWords = sql`WITH ${readable}, p AS (SELECT m.id FROM messages m WHERE ${where} AND ${pageBoundsSql("m.id", page)}
-      ORDER BY m.id ${dir(!nf)} LIMIT ${page.limit + 1})
+  const withoutWords = sql`WITH ${readable}, p AS (SELECT m.id FROM messages m WHERE ${where} AND ${searchBounds("m.id", page)}
+      ORDER BY m.id ${dir(!nf)} LIMIT ${v("limit")})
     ${render(sql`m.id ${dir(!nf)}`)}`;
   return { where, dir, nf, readable, render, withoutWords };
 }
@@ -161,7 +236,7 @@ export interface WordMatcher {
  * `search_vector` column and `pgQuery` (a tsquery, ranked by ts_rank), on D1 its FTS5 table
  * (`fts`, rowid = the table's id) matched by `ftsMatch` and ranked by `bm25`.
  */
-export function wordMatcher(table: "posts" | "users", fts: string, pgQuery: () => SQL, ftsMatch: () => string, bm25: SQL): WordMatcher {
+export function wordMatcher(table: "posts" | "users", fts: string, pgQuery: () => SQL, ftsMatch: () => string | SQL, bm25: SQL): WordMatcher {
   const t = sql.raw(table);
   return dialect.pick<() => WordMatcher>({
     // The query inline, not in a CTE: the planner folds it to a constant and estimates its

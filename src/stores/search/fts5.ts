@@ -1,8 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { inList } from "../../db/dialect";
 import type { Page } from "../../http/pagination";
-import { pageBoundsSql } from "../channel-sql";
-import { facetDriver, hitsCte, relevanceBounds, RELEVANCE_WINDOW, searchFrame, type MessageSearch } from "./filters";
+import { facetDriver, hitsCte, MERGED_CHANNELS_LIMIT, relevanceBounds, RELEVANCE_WINDOW, searchBounds, searchFrame, v, type MessageSearch } from "./filters";
 
 // Message search on D1: FTS5 (porter stemming, bm25 ranking) and a plan chosen inside the statement.
 
@@ -45,11 +44,12 @@ export function fts5SearchSql(s: MessageSearch, page: Page, viewerId: number | n
   const { where, dir, nf, readable, render, withoutWords } = searchFrame(s, page, viewerId);
   if (!s.terms.length) return withoutWords;
 
-  const match = ftsQuery(s.terms);
+  // Placeholders bound by `searchSql`: `match` is ftsQuery(terms).
+  const match = v("match");
   const relevance = s.order === "relevance";
   // Candidates wanted: a relevance window (newest first), or one page in id order.
-  const want = relevance ? RELEVANCE_WINDOW : page.limit + 1;
-  const bounds = (col: string) => (relevance ? sql`true` : pageBoundsSql(col, page));
+  const want = relevance ? sql`${RELEVANCE_WINDOW}` : v("limit");
+  const bounds = (col: string) => (relevance ? sql`true` : searchBounds(col, page));
   const order = relevance ? sql`DESC` : dir(!nf);
   const score = relevance ? sql`bm25(message_search)` : sql`NULL`;
   const driver = facetDriver(s);
@@ -90,13 +90,10 @@ export function fts5SearchSql(s: MessageSearch, page: Page, viewerId: number | n
       ${render(sql`m.id ${dir(!nf)}`)}`;
   }
   return sql`WITH ${readable}, ${plan}, ${cand(hitsCte(page))},
-    p AS (SELECT h.id, h.score FROM hits h WHERE ${relevanceBounds(page)}
-      ORDER BY h.score ${dir(nf)}, h.id ${dir(!nf)} LIMIT ${page.limit + 1})
+    p AS (SELECT h.id, h.score FROM hits h WHERE ${relevanceBounds(page, true)}
+      ORDER BY h.score ${dir(nf)}, h.id ${dir(!nf)} LIMIT ${v("limit")})
     ${render(sql`p.score ${dir(nf)}, m.id ${dir(!nf)}`)}`;
 }
-
-/** Most named channels the "channels" plan merges one index walk each of (a larger list walks them together). */
-const MERGED_CHANNELS_LIMIT = 20;
 
 /**
  * The "channels" plan (code 0) of a page in id order: the searched channels' (channel_id, id)
@@ -107,7 +104,7 @@ const MERGED_CHANNELS_LIMIT = 20;
  * those channels is read. The plan is chosen only when the channels hold few messages (see the
  * chooser), so the seeks (~20 µs each) stay few.
  */
-function channelsWalk(s: MessageSearch, cond: SQL, match: string, order: SQL, want: number): SQL {
+function channelsWalk(s: MessageSearch, cond: SQL, match: SQL, order: SQL, want: SQL): SQL {
   const matches = sql`EXISTS (SELECT 1 FROM message_search WHERE message_search MATCH ${match} AND rowid = m.id)`;
   const limit = sql`LIMIT (SELECT CASE WHEN code = 0 THEN ${want} ELSE 0 END FROM plan)`;
   if (s.channels === "pm" || s.channels.length > MERGED_CHANNELS_LIMIT) {
@@ -116,8 +113,8 @@ function channelsWalk(s: MessageSearch, cond: SQL, match: string, order: SQL, wa
   // An arm is a lazy ordered walk only without a LIMIT of its own; its channel key is NULL (no
   // rows) for a channel the viewer may not read.
   const arms = s.channels.map(
-    (c) => sql`SELECT m.id FROM messages m INDEXED BY messages_channel
-      WHERE m.channel_id = (SELECT id FROM readable WHERE id = ${c}) AND ${cond} AND ${matches}`,
+    (_, i) => sql`SELECT m.id FROM messages m INDEXED BY messages_channel
+      WHERE m.channel_id = (SELECT id FROM readable WHERE id = ${v(`channel${i}`)}) AND ${cond} AND ${matches}`,
   );
   return sql`SELECT id FROM (${sql.join(arms, sql` UNION ALL `)} ORDER BY 1 ${order} ${limit})`;
 }

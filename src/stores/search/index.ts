@@ -1,11 +1,10 @@
-import type { SQL } from "drizzle-orm";
 import type { Db } from "../../db";
-import { dialect } from "../../db/dialect";
-import { allRows } from "../../db/batch";
+import { dialect, pgArrayLiteral, pgIdLiteral } from "../../db/dialect";
+import { allRows, boundShape, type BoundQuery } from "../../db/batch";
 import type { Page } from "../../http/pagination";
 import { readMessage, type MessageRecord } from "../messages";
-import type { MessageSearch } from "./filters";
-import { fts5SearchSql, type SearchPlan } from "./fts5";
+import { searchShapeKey, searchValues, type MessageSearch } from "./filters";
+import { fts5SearchSql, ftsQuery, type SearchPlan } from "./fts5";
 import { postgresSearchSql } from "./postgres";
 
 export { RELEVANCE_WINDOW, type MessageSearch } from "./filters";
@@ -23,9 +22,20 @@ export async function searchMessages(db: Db, s: MessageSearch, page: Page, viewe
 }
 
 /**
- * The one statement of a search on the active backend. `forcePlan` picks one of D1's candidate
- * plans (tests compare them); Postgres's planner chooses its own.
+ * The one statement of a search on the active backend, compiled once per shape and bound to this
+ * search's values (search/filters.ts). `forcePlan` picks one of D1's candidate plans (tests
+ * compare them); Postgres's planner chooses its own.
  */
-export function searchSql(s: MessageSearch, page: Page, viewerId: number | null, forcePlan?: SearchPlan): SQL {
-  return dialect.pick({ postgres: () => postgresSearchSql(s, page, viewerId), sqlite: () => fts5SearchSql(s, page, viewerId, forcePlan) })();
+export function searchSql(s: MessageSearch, page: Page, viewerId: number | null, forcePlan?: SearchPlan): BoundQuery {
+  const values = searchValues(s, page, viewerId);
+  return dialect.pick({
+    postgres: () =>
+      boundShape(searchShapeKey(s, page, viewerId), () => postgresSearchSql(s, page, viewerId), {
+        ...values,
+        terms: pgArrayLiteral(s.terms),
+        channelArray: s.channels === "pm" ? null : pgIdLiteral(s.channels),
+      }),
+    sqlite: () =>
+      boundShape(searchShapeKey(s, page, viewerId, forcePlan), () => fts5SearchSql(s, page, viewerId, forcePlan), { ...values, match: ftsQuery(s.terms) }),
+  })();
 }
