@@ -16,7 +16,6 @@ import {
   num,
   pageBoundValues,
   pageBoundsShape,
-  pageBoundsSql,
   refreshActivitySql,
   readUser,
   userColumnsSql,

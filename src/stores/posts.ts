@@ -5,7 +5,7 @@ import { BoundQuery, boundShape, first, mixedBatch } from "../db/batch";
 import { int, jsonRows, text } from "../db/dialect";
 import { readUser, userColumnsSql } from "./channel-sql";
 import { boundPostsQuery, decodePostRow } from "./post-statement";
-import type { UserView, Viewer, ViewerSlot } from "./users";
+import type { UserView, ViewerSlot } from "./users";
 
 // Reading posts: the one statement that reads a page of posts with everything a Post object
 // embeds, and the lookups by id. Lists (streams, bookmarks, search) build the page's ids in

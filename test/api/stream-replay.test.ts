@@ -2,7 +2,7 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { describe, expect, it } from "vitest";
 import { appHubFor } from "../../src/events/app-ring";
 import { REPLAY_DEFAULTS } from "../../src/events/replay";
-import { AppEventLog } from "../../src/objects/app-event-log";
+import type { AppEventLog } from "../../src/objects/app-event-log";
 import { armAlarm } from "../../src/objects/socket-idle";
 import { call, makeUser, userToken, type StreamSocket } from "../support/client";
 import {
@@ -147,7 +147,8 @@ describe("app stream replay", () => {
     const { hub } = await appHubFor(env, Number(app.id), "window");
     // Nothing is published after the 30 posts: they are the hub's newest events.
     // The hub's own log (its alarm trims through it): the log keeps its state in memory as well.
-    const trim = (now: number, limits = REPLAY_DEFAULTS) => runInDurableObject(hub, (instance) => (instance as unknown as { log: AppEventLog }).log.trim(now, limits));
+    const trim = (now: number, limits = REPLAY_DEFAULTS) =>
+      runInDurableObject(hub, (instance) => (instance as unknown as { log: AppEventLog }).log.trim(now, limits));
 
     // Eleven minutes later the 30 events are still within the newest 10,000: all kept.
     await trim(Date.now() + 11 * 60_000);
