@@ -107,9 +107,28 @@ export function homePage(userId: unknown, withMentions: boolean, page: Page, f: 
   return sql`with ${f.cte ? sql`${f.cte}, ` : sql``}${ctes} ${sql.join(sources, sql` union `)} order by id ${dir} limit ${limit}`;
 }
 
-/** The merged authors the user follows. */
-const followedMerged = (userId: unknown) => sql`select ma.user_id from merged_authors ma
-  where exists(select 1 from follows mf where mf.follower_id = ${userId} and mf.followed_id = ma.user_id)`;
+/** No limit, for a branch that is taken (LIMIT -1 is SQLite's, NULL Postgres'). */
+const ALL_ROWS = 1_000_000_000;
+
+/**
+ * The merged authors the user follows (column `user_id`), read from the smaller side: every merged
+ * author checked against the user's follows, or the user's follows checked against the merged
+ * authors. Merged authors are counted only up to the user's follow count (`users.following`), so
+ * choosing reads at most that many rows, and the page's cost follows the user's follows, not how
+ * many merged authors the whole service has. The branch not taken gets LIMIT 0 (a WHERE guard
+ * would be checked row by row).
+ */
+function followedMerged(userId: unknown): SQL {
+  const following = sql`(select fu.following from users fu where fu.id = ${userId})`;
+  const [yes, no] = [sql.raw(String(ALL_ROWS)), sql.raw("0")];
+  // The choice is made once (a materialized CTE: each branch's LIMIT reads its one row).
+  const taken = (when: boolean) => sql`limit (select case when ms.fewer then ${when ? yes : no} else ${when ? no : yes} end from merged_side ms)`;
+  return sql`with merged_side(fewer) as materialized (select (select count(*) from (select 1 from merged_authors mc limit ${following} + 1) mcl) <= ${following})
+    select ma.user_id from (select ma.user_id from merged_authors ma
+      where exists(select 1 from follows mf where mf.follower_id = ${userId} and mf.followed_id = ma.user_id) ${taken(true)}) ma
+    union all select mf.user_id from (select mf.followed_id as user_id from follows mf
+      where mf.follower_id = ${userId} and exists(select 1 from merged_authors ma where ma.user_id = mf.followed_id) ${taken(false)}) mf`;
+}
 
 /**
  * SQLite: the page as one k-way merge of the walks (home_items, each followed merged author's
@@ -145,7 +164,7 @@ function pageByMerge(h: Home): { ctes: SQL; sources: SQL[] } {
     sql`not exists(select 1 from home_items xh where xh.user_id = ${h.userId} and xh.post_id = posts.id) and not ${followedMergedAuthor}`,
   ];
   const { walks } = h;
-  const authors = sql`${followedMerged(h.userId)} and not ${h.f.hiddenAuthor(sql`ma.user_id`)}`;
+  const authors = sql`select fm.user_id from (${followedMerged(h.userId)}) fm where not ${h.f.hiddenAuthor(sql`fm.user_id`)}`;
   const heads = walks.map((w, i) => sql`select ${sql.raw(String(i + 1))}, 0, ${next(w, null, only[i])} union all `);
   const step = sql`case mw.walk when 0 then ${next(byAuthor(sql`mw.author`), sql`mw.id`)} ${sql.join(
     walks.map((w, i) => sql`when ${sql.raw(String(i + 1))} then ${next(w, sql`mw.id`, only[i])}`),
