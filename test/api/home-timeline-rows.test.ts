@@ -113,8 +113,7 @@ describe("home timeline rows read", { timeout: 600_000 }, () => {
   // follow more than with 10 (past the viewer's follow count the merged authors are not counted on,
   // and the follows are checked against them instead), and no more with 6,000 than with 3,000.
   it("reads no more rows with thousands of merged authors the viewer does not follow", async () => {
-    const pages = async () =>
-      Promise.all(["me", "unified"].map((stream) => call("GET", `/posts/streams/${stream}?count=${COUNT}`, { token: viewer.token })));
+    const pages = async () => Promise.all(["me", "unified"].map((stream) => call("GET", `/posts/streams/${stream}?count=${COUNT}`, { token: viewer.token })));
     const moreMerged = (from: number) =>
       DB.prepare(
         `with recursive s(n) as (select 1 union all select n + 1 from s where n < 3000) insert into merged_authors (user_id) select ${900_000_000 + from} + n from s`,
