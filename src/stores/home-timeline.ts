@@ -119,7 +119,8 @@ const ALL_ROWS = 1_000_000_000;
  * would be checked row by row).
  */
 function followedMerged(userId: unknown): SQL {
-  const following = sql`(select fu.following from users fu where fu.id = ${userId})`;
+  // 0 without a users row (no follows then), so that the LIMIT below is an integer.
+  const following = sql`coalesce((select fu.following from users fu where fu.id = ${userId}), 0)`;
   const [yes, no] = [sql.raw(String(ALL_ROWS)), sql.raw("0")];
   // The choice is made once (a materialized CTE: each branch's LIMIT reads its one row).
   const taken = (when: boolean) => sql`limit (select case when ms.fewer then ${when ? yes : no} else ${when ? no : yes} end from merged_side ms)`;
