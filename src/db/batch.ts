@@ -40,8 +40,11 @@ export function compile(q: SQL): Query {
   return { sql: text, params };
 }
 
+/** A per-request value of a statement compiled once per shape (`boundShape`), named `name` in its values. */
+export const placeholder = (name: string): SQL => sql`${sql.placeholder(name)}`;
+
 /**
- * A statement whose text depends only on `key`: built (with `sql.placeholder(name)` for every
+ * A statement whose text depends only on `key`: built (with `placeholder(name)` for every
  * per-request value) and compiled on the first request of its shape, then bound to `values` by
  * name. drizzle's compile of a list's page cost 0.15-0.4 ms of CPU per request (more than its
  * building); this is a map lookup. Keys come from code (kinds and flags), so they are few; they

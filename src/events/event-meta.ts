@@ -1,6 +1,6 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { RawResult } from "../db";
-import { boundShape, type BoundQuery } from "../db/batch";
+import { boundShape, placeholder as v, type BoundQuery } from "../db/batch";
 import { inList, int } from "../db/dialect";
 import type { StampedEvent } from "./publish";
 
@@ -37,9 +37,6 @@ const num = (v: unknown): number | undefined => (v === undefined || v === null |
 const first = (data: unknown): Obj => (Array.isArray(data) ? data[0] : data) as Obj;
 const fields = (o: Record<string, unknown>) => (Object.keys(o).length ? JSON.stringify(o).slice(1, -1) : "");
 const NONE: MetaPlan = { statements: [], build: () => ({ common: "", relay: "" }) };
-
-/** A placeholder: the statements are compiled once per shape and bound per event (see `boundShape`). */
-const v = (name: string): SQL => sql`${sql.placeholder(name)}`;
 
 /** Whether user `u` (a column) muted or blocked `authorId`, or was blocked by them. */
 const hides = (u: SQL, authorId: SQL) => sql`(EXISTS (SELECT 1 FROM user_mutes m WHERE m.user_id = ${u} AND m.muted_id = ${int(authorId)})

@@ -1,7 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { dialect } from "../db/dialect";
 import type { Db } from "../db";
-import { runBatch } from "../db/batch";
+import { placeholder, runBatch } from "../db/batch";
 import type { DomainEvent, EventType, StampedEvent } from "./publish";
 
 /**
@@ -64,15 +64,22 @@ const reserveSql = (type: EventType, refSql: SQL, at: number | SQL, when?: SQL) 
  * time are the placeholders that `reservedValues` fills (the same text and values as `refText`'s).
  */
 export function reserveEventShape(type: EventType, objectId: SQL): SQL {
-  const ref = sql`(${sql.placeholder("eventRef")} || ${sql.placeholder("eventSep")} || CAST(${objectId} AS TEXT) || '}')`;
-  return reserveSql(type, ref, sql`${sql.placeholder("eventAt")}`);
+  const ref = sql`(${placeholder("eventRef")} || ${placeholder("eventSep")} || CAST(${objectId} AS TEXT) || '}')`;
+  return reserveSql(type, ref, placeholder("eventAt"));
 }
 
 /** The values of `reserveEventShape`'s placeholders. */
 export function reservedValues(ref: OutboxRef, at: number) {
   const { id: _, ...rest } = ref;
-  const json = JSON.stringify(rest);
-  return { eventRef: json.slice(0, -1), eventSep: `${json.length <= 2 ? "" : ","}"id":`, eventAt: at };
+  const { head, before } = refParts(rest, ["id"]);
+  return { eventRef: head, eventSep: before[0], eventAt: at };
+}
+
+/** `ref`'s JSON text without its closing brace, and the text before each field of `names` spliced in after it. */
+function refParts(ref: Omit<OutboxRef, "id">, names: string[]): { head: string; before: string[] } {
+  const json = JSON.stringify(ref);
+  const empty = json.length <= 2;
+  return { head: json.slice(0, -1), before: names.map((name, i) => (empty && i === 0 ? "" : ",") + JSON.stringify(name) + ":") };
 }
 
 /**
@@ -80,13 +87,9 @@ export function reservedValues(ref: OutboxRef, at: number) {
  * JSON fragments) spliced in. A field that is NULL makes the whole text NULL: no event.
  */
 export function refText(ref: Omit<OutboxRef, "id">, fields: Record<string, SQL>): SQL {
-  const json = JSON.stringify(ref);
-  let out = sql`${json.slice(0, -1)}`;
-  let first = json.length <= 2;
-  for (const [name, value] of Object.entries(fields)) {
-    out = sql`${out} || ${(first ? "" : ",") + JSON.stringify(name) + ":"} || CAST(${value} AS TEXT)`;
-    first = false;
-  }
+  const { head, before } = refParts(ref, Object.keys(fields));
+  let out = sql`${head}`;
+  for (const [i, value] of Object.values(fields).entries()) out = sql`${out} || ${before[i]} || CAST(${value} AS TEXT)`;
   return sql`(${out} || '}')`;
 }
 

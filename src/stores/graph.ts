@@ -2,7 +2,7 @@ import { sql, type SQL } from "drizzle-orm";
 import type { Db, RawResult } from "../db";
 import { followBackfillSql, unfollowClearSql } from "./home-timeline";
 import { interactionWrites } from "./interactions";
-import { boundShape, mixedBatch, violates, type BoundQuery } from "../db/batch";
+import { boundShape, mixedBatch, placeholder, violates, type BoundQuery } from "../db/batch";
 import { readUser, userColumnsSql } from "./channel-sql";
 import type { UserView } from "./users";
 import { int } from "../db/dialect";
@@ -21,7 +21,7 @@ import type { EventType } from "../events/publish";
 function userQuery(id: number, viewerId: number | null): BoundQuery {
   return boundShape(
     `graph-user:${viewerId == null ? "anonymous" : "user"}`,
-    () => sql`select ${userColumnsSql(viewerId == null ? null : sql`${sql.placeholder("viewer")}`)} from users where users.id = ${sql.placeholder("id")}`,
+    () => sql`select ${userColumnsSql(viewerId == null ? null : placeholder("viewer"))} from users where users.id = ${placeholder("id")}`,
     { id, viewer: viewerId },
   );
 }

@@ -4,7 +4,7 @@ import type { TextResult } from "../text";
 import type { Facet } from "./message-facets";
 import { userViewColumns, type UserView } from "./users";
 import type { Db } from "../db";
-import { allRows, boundShape, boundShapes, type BoundQuery } from "../db/batch";
+import { allRows, boundShape, boundShapes, placeholder as v, type BoundQuery } from "../db/batch";
 import { type ArrayPart, jsonArrayGroup, jsonArrayValues, pickArray } from "../db/compiled";
 import { reserveEvent, reservedValues, reserveEventShape, type OutboxRef } from "../events/outbox";
 import {
@@ -123,14 +123,14 @@ export async function channelForWrite(
   replyTo?: number,
 ): Promise<{ channel?: ChannelRecord; parent?: { id: number; threadId: number } }> {
   // Compiled once (a message write's first read), bound per request.
-  const channel = sql`${sql.placeholder("channel")}`;
+  const channel = v("channel");
   const values = { channel: channelId, viewer: viewerId, replyTo };
-  const stmts = [boundShape("channel-by-id:user", () => channelByIdSql(channel, sql`${sql.placeholder("viewer")}`), values)];
+  const stmts = [boundShape("channel-by-id:user", () => channelByIdSql(channel, v("viewer")), values)];
   if (replyTo !== undefined) {
     stmts.push(
       boundShape(
         "message-parent",
-        () => sql`SELECT id, thread_id FROM messages WHERE id = ${sql.placeholder("replyTo")} AND channel_id = ${channel} AND is_deleted = 0`,
+        () => sql`SELECT id, thread_id FROM messages WHERE id = ${v("replyTo")} AND channel_id = ${channel} AND is_deleted = 0`,
         values,
       ),
     );
@@ -263,9 +263,6 @@ interface WriteShape {
   subscribe: boolean;
 }
 
-/** A placeholder of `createMessage`'s values. */
-const v = (name: string): SQL => sql`${sql.placeholder(name)}`;
-
 /** The channel of a message create: the private-message channel of `pmKey`, or `channel`. */
 const createChannel = (pm: boolean) => (pm ? sql`(SELECT id FROM channels WHERE pm_key = ${v("pmKey")})` : v("channel"));
 
@@ -369,8 +366,8 @@ export async function channelMessages(
 ): Promise<{ channel?: ChannelRecord; messages: MessageRecord[]; markerRows?: Row[]; deletedIds: string[] }> {
   // Compiled once per shape (building and compiling it through drizzle cost more CPU than the
   // database read), bound per request by name.
-  const viewer = viewerId == null ? null : sql`${sql.placeholder("viewer")}`;
-  const channel = sql`${sql.placeholder("channel")}`;
+  const viewer = viewerId == null ? null : v("viewer");
+  const channel = v("channel");
   const bounds = pageBoundsShape("m.id", page);
   const values = { viewer: viewerId, channel: channelId, limit: page.limit + 1, ...pageBoundValues(page) };
   const who = viewer ? "user" : "anonymous";

@@ -1,7 +1,7 @@
 import { fillPlaceholders, getTableColumns, Placeholder, sql, type Column, type SQL } from "drizzle-orm";
 import { schema, type Row } from "../db";
 import { dialect, existsFlag, unindexed } from "../db/dialect";
-import { BoundQuery, compile, shiftParams } from "../db/batch";
+import { BoundQuery, compile, placeholder, shiftParams } from "../db/batch";
 import { type ArrayPart, jsonArrayGroup, jsonArrayValues, pickArray } from "../db/compiled";
 import type { AppRef, PostRecord, PostView } from "./posts";
 import { embeddedUserColumns, sharedViewer, viewerSql, type UserView, type ViewerSlot } from "./users";
@@ -62,7 +62,7 @@ function postParts(viewer: SQL | null, t: { post: string; user: string; app: str
 function buildShape(kind: ViewerKind, paged: boolean, presence: boolean): Shape {
   // A token's viewer (named seven times a post): on Postgres, read once in the CTE `viewer`, after the page's.
   const token = kind === "token" ? sharedViewer({ tokenHash: sql.placeholder("hash") as unknown as string }) : undefined;
-  const viewer = kind === "anonymous" ? null : kind === "user" ? sql`${sql.placeholder("viewer")}` : viewerSql(token!.viewer);
+  const viewer = kind === "anonymous" ? null : kind === "user" ? placeholder("viewer") : viewerSql(token!.viewer);
   const r = postParts(viewer, { post: "p", user: "u", app: "a" }, presence);
   const page = paged
     ? { pid: sql`pg.pid`, pos: sql`pg.pos`, note: sql`pg.note` }

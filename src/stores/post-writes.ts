@@ -1,7 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { LIMITS } from "../config";
 import type { Db } from "../db";
-import { boundShape, boundShapes, mixedBatch, violates, type BoundQuery } from "../db/batch";
+import { boundShape, boundShapes, mixedBatch, placeholder as v, violates, type BoundQuery } from "../db/batch";
 import type { RawResult } from "../db/types";
 import { capturedSeq, reserveCaptured, reservedSeq, reservedValues, reserveEvent, reserveEventShape, refText, type OutboxRef } from "../events/outbox";
 import { dialect, inList, int, jsonItem, jsonRows, jsonValues, lastId, text } from "../db/dialect";
@@ -169,9 +169,6 @@ interface PostShape {
   mentions: boolean;
   facets: boolean;
 }
-
-/** A placeholder of `createPost`'s values. */
-const v = (name: string): SQL => sql`${sql.placeholder(name)}`;
 
 /** A post create's own writes: the row, its thread id and `{object_id}`, mentions, facets, the author's count and the home fan-out. */
 function postWrites(s: PostShape): SQL[] {

@@ -1,7 +1,7 @@
 import { eq, sql, type SQL } from "drizzle-orm";
 import { MORE_LIMITS } from "../config";
 import { schema, type Db, type RawResult } from "../db";
-import { BoundQuery, boundShape, first, mixedBatch } from "../db/batch";
+import { BoundQuery, boundShape, first, mixedBatch, placeholder } from "../db/batch";
 import { int, jsonRows, text } from "../db/dialect";
 import { readUser, userColumnsSql } from "./channel-sql";
 import { boundPostsQuery, decodePostRow } from "./post-statement";
@@ -179,7 +179,7 @@ const single = (id: number | SQL) => sql`select ${typeof id === "number" ? int(i
  */
 function pageIdsOf(key: string, build: (v: (name: string) => unknown) => SQL, values: Record<string, unknown>, opts: PostReadOptions): SQL | BoundQuery {
   if (opts.bookmarkedBy || opts.repostedBy) return build((name) => values[name]);
-  return boundShape(key, () => build((name) => sql`${sql.placeholder(name)}`), values);
+  return boundShape(key, () => build(placeholder), values);
 }
 /** One post (and the original it reposts), one round trip; `liveOnly`: a deleted post is not found. */
 export async function readPost(

@@ -1,5 +1,5 @@
 import { sql, type SQL } from "drizzle-orm";
-import { boundShape, runOne, type BoundQuery } from "../db/batch";
+import { boundShape, placeholder as v, runOne, type BoundQuery } from "../db/batch";
 import { existsFlag, inList, jsonArrayAgg } from "../db/dialect";
 import { schema, type Db } from "../db";
 import { canReadSql } from "./channel-sql";
@@ -69,9 +69,6 @@ export async function pruneUserSubscriptions(db: Db, userId: number, liveConnect
 // Access is checked here, at delivery, not only when the subscription was made: a subscriber
 // whose token was deleted, whose user was disabled, who lost read access to a channel, or who
 // muted or blocked (or was blocked by) an author receives nothing from then on.
-
-/** A placeholder bound per event by name (see `boundShape`). */
-const v = (name: string): SQL => sql`${sql.placeholder(name)}`;
 
 /** Token `st` of subscription `s` may still be used: its app `sa` is not deleted, its user `su` not disabled. */
 const usableToken = sql`sa.id = st.app_id AND sa.deleted_at IS NULL AND su.id = s.user_id AND su.is_disabled = 0`;

@@ -1,4 +1,5 @@
 import { sql, type SQL } from "drizzle-orm";
+import { placeholder as v } from "../../db/batch";
 import { dialect, inList } from "../../db/dialect";
 import type { Page } from "../../http/pagination";
 import { PM_TYPE, canReadSql, pageBoundsSql } from "../channel-sql";
@@ -42,9 +43,6 @@ export interface MessageSearch extends SearchFilters {
 // A search's statement is compiled once per shape (which filters, channels, page bounds, order:
 // `searchShapeKey`) and bound per request: every value is a placeholder (`v`), filled from
 // `searchValues`; lists are one JSON parameter. Builders read `s` and `page` for structure only.
-
-/** A placeholder of a search's values. */
-export const v = (name: string): SQL => sql`${sql.placeholder(name)}`;
 
 /** The facet filters of a message search: their facet name and where their values are. */
 const FACETS = [

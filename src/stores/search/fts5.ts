@@ -1,7 +1,8 @@
 import { sql, type SQL } from "drizzle-orm";
 import { inList } from "../../db/dialect";
 import type { Page } from "../../http/pagination";
-import { facetDriver, hitsCte, MERGED_CHANNELS_LIMIT, relevanceBounds, RELEVANCE_WINDOW, searchBounds, searchFrame, v, type MessageSearch } from "./filters";
+import { placeholder as v } from "../../db/batch";
+import { facetDriver, hitsCte, MERGED_CHANNELS_LIMIT, relevanceBounds, RELEVANCE_WINDOW, searchBounds, searchFrame, type MessageSearch } from "./filters";
 
 // Message search on D1: FTS5 (porter stemming, bm25 ranking) and a plan chosen inside the statement.
 

@@ -1,7 +1,8 @@
 import { sql, type SQL } from "drizzle-orm";
 import { pgIdArray, pgTextArray } from "../../db/dialect";
 import type { Page } from "../../http/pagination";
-import { relevanceBounds, RELEVANCE_WINDOW, searchBounds, searchFrame, v, type MessageSearch } from "./filters";
+import { placeholder as v } from "../../db/batch";
+import { relevanceBounds, RELEVANCE_WINDOW, searchBounds, searchFrame, type MessageSearch } from "./filters";
 
 // Message search on Postgres: the stored `search_vector` (the text split at punctuation as FTS5
 // splits it, Porter stems, accents folded, no stop words — schema/pg/migrations/0001), GIN-indexed
