@@ -17,6 +17,8 @@ import { pageRow } from "./posts";
 // so a post and a follow of its author take the same row lock and the later one sees the other.
 
 const isMerged = (author: SQL | number) => sql`exists(select 1 from merged_authors ma where ma.user_id = ${author})`;
+/** Whether `userId` follows `author` (a primary-key probe of follows_pair). */
+const follows = (userId: unknown, author: SQL) => sql`exists(select 1 from follows xf where xf.follower_id = ${userId} and xf.followed_id = ${author})`;
 
 /** Fans out the post `postId` (an id expression of the batch's insert) of `authorId`: their own row, and each follower's unless merged. */
 export function fanOutSql(authorId: number | SQL, postId: SQL): SQL {
@@ -121,14 +123,13 @@ const ALL_ROWS = 1_000_000_000;
 function followedMerged(userId: unknown): SQL {
   // 0 without a users row (no follows then), so that the LIMIT below is an integer.
   const following = sql`coalesce((select fu.following from users fu where fu.id = ${userId}), 0)`;
-  const [yes, no] = [sql.raw(String(ALL_ROWS)), sql.raw("0")];
-  // The choice is made once (a materialized CTE: each branch's LIMIT reads its one row).
-  const taken = (when: boolean) => sql`limit (select case when ms.fewer then ${when ? yes : no} else ${when ? no : yes} end from merged_side ms)`;
-  return sql`with merged_side(fewer) as materialized (select (select count(*) from (select 1 from merged_authors mc limit ${following} + 1) mcl) <= ${following})
-    select ma.user_id from (select ma.user_id from merged_authors ma
-      where exists(select 1 from follows mf where mf.follower_id = ${userId} and mf.followed_id = ma.user_id) ${taken(true)}) ma
+  // The choice is made once (a materialized CTE, `fewer` 1 or 0: each branch's LIMIT reads its one row).
+  const all = sql.raw(String(ALL_ROWS));
+  const limitWhen = (fewer: 0 | 1) => sql`limit (select case when ms.fewer = ${sql.raw(String(fewer))} then ${all} else 0 end from merged_side ms)`;
+  return sql`with merged_side(fewer) as materialized (select case when (select count(*) from (select 1 from merged_authors mc limit ${following} + 1) mcl) <= ${following} then 1 else 0 end)
+    select ma.user_id from (select ma.user_id from merged_authors ma where ${follows(userId, sql`ma.user_id`)} ${limitWhen(1)}) ma
     union all select mf.user_id from (select mf.followed_id as user_id from follows mf
-      where mf.follower_id = ${userId} and exists(select 1 from merged_authors ma where ma.user_id = mf.followed_id) ${taken(false)}) mf`;
+      where mf.follower_id = ${userId} and ${isMerged(sql`mf.followed_id`)} ${limitWhen(0)}) mf`;
 }
 
 /**
@@ -157,8 +158,7 @@ function pageByMerge(h: Home): { ctes: SQL; sources: SQL[] } {
   const byAuthor = (author: SQL): Walk => ({ from: sql`posts`, col: sql`posts.id`, where: sql`posts.user_id = ${author}` });
   // The walks hold each post once: a followed merged author's posts only in their own walk (their
   // home_items rows from before they were merged are passed), a mention only if not in home_items.
-  const followedMergedAuthor = sql`(${isMerged(sql`posts.user_id`)}
-    and exists(select 1 from follows xf where xf.follower_id = ${h.userId} and xf.followed_id = posts.user_id))`;
+  const followedMergedAuthor = sql`(${isMerged(sql`posts.user_id`)} and ${follows(h.userId, sql`posts.user_id`)})`;
   // By walk (home_items, then the mentions).
   const only = [
     sql`not ${followedMergedAuthor}`,
