@@ -1,4 +1,4 @@
-import { Column, fillPlaceholders, is, sql, SQL } from "drizzle-orm";
+import { Column, fillPlaceholders, is, Param, Placeholder, sql, SQL } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
 import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import { isPostgres } from "./backend";
@@ -40,8 +40,46 @@ export function compile(q: SQL): Query {
   return { sql: text, params };
 }
 
+/** A `sql` template built for this request, compiled with its isolate values (`isolateValue`) bound. */
+function compileBound(q: SQL): Query {
+  const query = compile(q);
+  return { sql: query.sql, params: bindParams(query.params) };
+}
+
 /** A per-request value of a statement compiled once per shape (`boundShape`), named `name` in its values. */
 export const placeholder = (name: string): SQL => sql`${sql.placeholder(name)}`;
+
+/** Per isolate: the values statements take from the isolate when bound (`isolateValue`), by name. */
+const isolateValues = new Map<string, () => unknown>();
+
+/**
+ * A value a statement takes from the isolate at the time it is bound, not from the request (the
+ * clients a render need not read: stores/app-refs.ts), named `name`. Statements compiled once and
+ * statements built per request alike get it from `bindParams`.
+ */
+export function isolateValue(name: string, get: () => unknown): SQL {
+  isolateValues.set(name, get);
+  return placeholder(name);
+}
+
+const placeholderName = (p: unknown): string | undefined => (is(p, Placeholder) ? p.name : is(p, Param) && is(p.value, Placeholder) ? p.value.name : undefined);
+
+/** `params` with their placeholders filled from `values`, and those of isolate values (`isolateValue`) from the isolate. */
+export function bindParams(params: unknown[], values: Record<string, unknown> = {}): unknown[] {
+  let all = values;
+  let any = false;
+  for (const p of params) {
+    const name = placeholderName(p);
+    if (name === undefined) continue;
+    any = true;
+    const get = name in all ? undefined : isolateValues.get(name);
+    if (get) {
+      if (all === values) all = { ...values };
+      all[name] = get();
+    }
+  }
+  return any ? fillPlaceholders(params, all) : params;
+}
 
 /**
  * A statement whose text depends only on `key`: built (with `placeholder(name)` for every
@@ -67,7 +105,7 @@ export function boundShapes(key: string, build: () => (SQL | BoundQuery)[], valu
     if (shapeLists.size >= 4096) shapeLists.clear();
     shapeLists.set(key, (qs = build().map((s) => (s instanceof BoundQuery ? s.query : compile(s)))));
   }
-  return qs.map((q) => new BoundQuery({ sql: q.sql, params: fillPlaceholders(q.params, values) }));
+  return qs.map((q) => new BoundQuery({ sql: q.sql, params: bindParams(q.params, values) }));
 }
 
 /** Compiled Postgres text with its `$n` parameters renumbered to follow `n` others (to put it after them). */
@@ -86,7 +124,7 @@ export async function mixedBatch<const T extends readonly BatchItem[]>(db: Db, i
   const queries = items.map((item): Query => {
     if (is(item, SQL)) {
       mappers.push(null);
-      return compile(item);
+      return compileBound(item);
     }
     if (item instanceof BoundQuery) {
       mappers.push(null);
@@ -105,7 +143,7 @@ export type Statement = SQL | { toSQL(): { sql: string; params: unknown[] } };
 
 /** Runs statements atomically in one round trip; the rows and changes of each. */
 export async function runBatch(db: Db, items: Statement[]): Promise<RawResult[]> {
-  const results = await db.exec.batch(items.map((q) => (is(q, SQL) ? compile(q) : q.toSQL())));
+  const results = await db.exec.batch(items.map((q) => (is(q, SQL) ? compileBound(q) : q.toSQL())));
   return results.map((r) => db.exec.rows(r));
 }
 

@@ -3,6 +3,7 @@ import type { Page } from "../http/pagination";
 import type { TextResult } from "../text";
 import type { Facet } from "./message-facets";
 import { userViewColumns, type UserView } from "./users";
+import { knownAppsProbe, renderedApp } from "./app-refs";
 import type { Db } from "../db";
 import { allRows, boundShape, boundShapes, placeholder as v, type BoundQuery } from "../db/batch";
 import { type ArrayPart, jsonArrayGroup, jsonArrayValues, pickArray } from "../db/compiled";
@@ -55,7 +56,7 @@ export interface MessageRecord {
 
 /** A message's own values (and its client's), in the order `readMessage` reads them. */
 const MESSAGE_VALUES = Object.fromEntries(
-  "m.id m.channel_id m.user_id m.thread_id m.reply_to m.text m.html m.entities m.is_nsfw m.is_sticky m.is_deleted m.deleted_by m.raw m.created_at m.replies a.client_id a.name a.url a.deleted_at"
+  "m.id m.channel_id m.user_id m.thread_id m.reply_to m.text m.html m.entities m.is_nsfw m.is_sticky m.is_deleted m.deleted_by m.raw m.created_at m.replies a.client_id a.name a.url a.deleted_at m.app_id"
     .split(" ")
     .map((c) => [c, sql.raw(c)]),
 );
@@ -71,12 +72,13 @@ export function messageColumnsSql(viewerId: number | SQL | null): SQL {
   return sql`${jsonArrayGroup([MESSAGE_VALUES, userViewColumns(viewerId)]).select} AS message_json`;
 }
 
-export const messageJoins = sql`LEFT JOIN users ON users.id = m.user_id LEFT JOIN apps a ON a.id = m.app_id`;
+/** The author and client of message `m`; a client the isolate knows is not read (stores/app-refs.ts). */
+export const messageJoins = sql`LEFT JOIN users ON users.id = m.user_id LEFT JOIN apps a ON a.id = ${knownAppsProbe(sql`m.app_id`)}`;
 
 export function readMessage(r: Row): MessageRecord {
   const v = jsonArrayValues(r.message_json) as unknown[];
   const [id, channelId, userId, threadId, replyTo, body, html, entities, isNsfw, isSticky, isDeleted, deletedBy, raw, createdAt, replies] = v;
-  const [clientId, appName, appUrl, appDeletedAt] = v.slice(15, 19);
+  const [clientId, appName, appUrl, appDeletedAt, appId] = v.slice(15, 20);
   authorPart ??= jsonArrayGroup([MESSAGE_VALUES, userViewColumns(null)]).parts[1];
   return {
     id: Number(id),
@@ -94,7 +96,10 @@ export function readMessage(r: Row): MessageRecord {
     raw: json(raw),
     createdAt: Number(createdAt),
     replies: Number(replies),
-    source: clientId == null ? null : { clientId: String(clientId), name: String(appName), url: String(appUrl ?? ""), deletedAt: num(appDeletedAt) },
+    source: renderedApp(
+      num(appId),
+      clientId == null ? null : { clientId: String(clientId), name: String(appName), url: String(appUrl ?? ""), deletedAt: num(appDeletedAt) },
+    ),
     user: v[authorPart.from] == null ? null : (pickArray(v, authorPart) as unknown as UserView),
     ...(r.channel_owner_id != null
       ? {

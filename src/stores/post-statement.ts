@@ -1,9 +1,10 @@
-import { fillPlaceholders, getTableColumns, Placeholder, sql, type Column, type SQL } from "drizzle-orm";
+import { getTableColumns, Placeholder, sql, type Column, type SQL } from "drizzle-orm";
 import { schema, type Row } from "../db";
 import { dialect, existsFlag, unindexed } from "../db/dialect";
-import { BoundQuery, compile, placeholder, shiftParams } from "../db/batch";
+import { bindParams, BoundQuery, compile, placeholder, shiftParams } from "../db/batch";
 import { type ArrayPart, jsonArrayGroup, jsonArrayValues, pickArray } from "../db/compiled";
 import type { AppRef, PostRecord, PostView } from "./posts";
+import { knownAppsProbe, renderedApp } from "./app-refs";
 import { embeddedUserColumns, sharedViewer, viewerSql, type UserView, type ViewerSlot } from "./users";
 
 // The statement that reads posts with everything a Post object embeds, compiled once per shape
@@ -67,7 +68,9 @@ function buildShape(kind: ViewerKind, paged: boolean, presence: boolean): Shape 
   const page = paged
     ? { pid: sql`pg.pid`, pos: sql`pg.pos`, note: sql`pg.note` }
     : { pid: sql`CAST(NULL AS BIGINT)`, pos: sql`CAST(NULL AS BIGINT)`, note: sql`CAST(NULL AS TEXT)` };
-  const postFrom = sql`JOIN posts p ON p.id = ${unindexed(sql`pg.id`)} LEFT JOIN users u ON u.id = p.user_id LEFT JOIN apps a ON a.id = p.app_id`;
+  // Clients the isolate knows are not joined (app-refs.ts): their columns come back null.
+  const appOf = (post: string) => knownAppsProbe(sql.raw(`${post}.app_id`));
+  const postFrom = sql`JOIN posts p ON p.id = ${unindexed(sql`pg.id`)} LEFT JOIN users u ON u.id = p.user_id LEFT JOIN apps a ON a.id = ${appOf("p")}`;
   // The page row's ~60 values as one JSON array cell rather than as columns: the database client's
   // work is per cell (D1's turns each into a property, value by value), and it was the Worker's
   // largest CPU cost under the benchmark mix (docs/benchmark.md, "Post render rows").
@@ -76,7 +79,7 @@ function buildShape(kind: ViewerKind, paged: boolean, presence: boolean): Shape 
   if (firstKey(row.parts[1]) !== "id" || firstKey(row.parts[2]) !== "clientId") throw new Error("post render: decodePost reads presence from the first value");
   const statement = dialect.pick({
     postgres: () => originalsAsRows(row.select, paged, postFrom),
-    sqlite: () => originalsSideBySide(row.select, viewer, presence, postFrom),
+    sqlite: () => originalsSideBySide(row.select, viewer, presence, postFrom, appOf("o")),
   })();
   const { sql: text, params } = compile(token?.cte ? sql`, ${token.cte}${statement}` : statement);
   // The original's fields are the page row's but the page's place (decoded by `shape.original`).
@@ -108,12 +111,12 @@ function originalsAsRows(rowSelect: SQL, paged: boolean, postFrom: SQL): SQL {
  * to walk all of posts and probe an automatic index on the page for the home timelines'
  * compound page (20,000 rows read for a page of 20).
  */
-function originalsSideBySide(rowSelect: SQL, viewer: SQL | null, presence: boolean, postFrom: SQL): SQL {
+function originalsSideBySide(rowSelect: SQL, viewer: SQL | null, presence: boolean, postFrom: SQL, originalApp: SQL): SQL {
   const o = postParts(viewer, { post: "o", user: "ou", app: "oa" }, presence);
   const original = jsonArrayGroup([{ ...o.post, ...o.flags }, o.user, o.app], sql`o.id IS NOT NULL`);
   return sql` SELECT ${rowSelect} AS post_json, ${original.select} AS original_json
     FROM page pg ${postFrom}
-      LEFT JOIN posts o ON o.id = p.repost_of LEFT JOIN users ou ON ou.id = o.user_id LEFT JOIN apps oa ON oa.id = o.app_id`;
+      LEFT JOIN posts o ON o.id = p.repost_of LEFT JOIN users ou ON ou.id = o.user_id LEFT JOIN apps oa ON oa.id = ${originalApp}`;
 }
 
 /** Per isolate: the post render compiled once per shape (viewer kind, paged or not). */
@@ -140,7 +143,7 @@ export function boundPostsQuery(viewer: ViewerSlot | null, pageIds: SQL | BoundQ
     text = shape.shifted.get(n) ?? shiftParams(shape.text, n);
     shape.shifted.set(n, text);
   }
-  const params = viewer == null ? shape.params : fillPlaceholders(shape.params, byId ? { viewer } : { hash: viewer.tokenHash });
+  const params = bindParams(shape.params, viewer == null ? {} : byId ? { viewer } : { hash: viewer.tokenHash });
   return new BoundQuery({ sql: `with page as (${page.sql})${text}`, params: [...page.params, ...params] });
 }
 
@@ -178,13 +181,17 @@ function postGroup(part: ArrayPart): PostGroup {
   return { record, bookmarked: at("youBookmarked"), reposted: at("youReposted") };
 }
 
-/** The post, author and client at `parts` of an array cell; author and client null when their first value (id, client id) is: the join found none. */
+/**
+ * The post, author and client at `parts` of an array cell; author and client null when their
+ * first value (id, client id) is: the join found none, or (client) the isolate knows it.
+ */
 function decodePost(values: unknown[], [, user, app]: ArrayPart[], g: PostGroup): PostView {
   const found = (part: ArrayPart) => (values[part.from] != null ? pickArray(values, part) : null);
+  const post = pickArray(values, g.record) as unknown as PostRecord;
   return {
-    post: pickArray(values, g.record) as unknown as PostRecord,
+    post,
     user: found(user) as unknown as UserView | null,
-    app: found(app) as unknown as AppRef | null,
+    app: renderedApp(post.appId, found(app) as unknown as AppRef | null),
     youBookmarked: bool(values[g.bookmarked]),
     youReposted: bool(values[g.reposted]),
   };

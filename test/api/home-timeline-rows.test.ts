@@ -27,7 +27,7 @@ const MERGED = 10;
 // and counted up to that number to choose the side they are read from).
 // Measured: me 51–67, unified 57–70 (2026-11-26; me 163–188 and unified 209–237 before the merge).
 const BOUND = { me: 3 * COUNT + 4 * MERGED + 5, unified: 3 * COUNT + 4 * MERGED + 5 } as const;
-/** The whole request, rendering included (rendering 20 posts by id reads ~150 rows; a page ~200–240 for `me` and `unified`). */
+/** The whole request, rendering included (rendering 20 posts by id reads ~130 rows; a page ~195–220 for `me` and `unified`). */
 const CEILING = 11 * COUNT + 4 * MERGED + 5;
 const CHUNK = 500;
 

@@ -156,34 +156,38 @@ async function rowsRead(path: string): Promise<{ rows: number; minId?: string }>
 }
 
 // Bounds, as multiples of count (issue 27 asks 5 × count; these are the honest bounds reached).
-// Rendering a post reads three rows whatever the tables hold: the post, its author and its
-// client, each a primary-key probe D1 counts (the viewer's relation and post flags are index
-// probes that read a row only when they hold; presence is read only with include_presence; the
-// original a repost embeds rides in the same row). A page's walk reads at least one row per post
-// plus the probes of its filters (a human author, a facet, a bookmark row), so a post list costs
-// ~5-8 × count; the token lookup adds ~5 rows a request.
-const POST_LIST = 8;
+// Rendering a post reads two rows whatever the tables hold: the post and its author, each a
+// primary-key probe D1 counts. Its client is read once per isolate and TTL (stores/app-refs.ts),
+// the viewer's relation and post flags are index probes that read a row only when they hold,
+// presence is read only with include_presence, and the original a repost embeds rides in the same
+// row. A page's walk reads at least one row per post (the render reads it again) plus the probes of
+// its filters (a human author, a facet, a bookmark row); the token lookup adds ~4 rows a request.
+// A user's posts and a thread walk one index with no filter probes: ~4.5 × count.
+const ONE_WALK = 5;
+// Other post lists: ~5-6.5 × count.
+const POST_LIST = 7;
 // Bookmarks walk the bookmark rows and then the posts; photos merges two facet walks of a page each.
-const BOOKMARKS = 9;
-const PHOTOS = 10;
-// An interaction renders its post (~4 rows, its page read again in each of the batch's
+const BOOKMARKS = 8;
+const PHOTOS = 9;
+// An interaction renders its post (~3 rows, its page read again in each of the batch's
 // statements), its group and each actor it names (two here: an event and a user each, plus the
-// walk to the group's 50th newest event, found once per group): ~21 × count. At most the 50
+// walk to the group's 50th newest event, found once per group): ~20 × count. At most the 50
 // actors it names are read (one event per actor), whatever the group's history.
-const INTERACTIONS = 22;
-// Channel, message and user lists render an item in ~5 rows (the row, its user with presence, its
-// client, the viewer's probes).
+const INTERACTIONS = 21;
+// A message renders in ~4 rows (the message, its author with presence, the viewer's probes).
+const MESSAGE_LIST = 5;
+// Channel and user lists render an item in ~5.5 rows (the row, its owner or user with presence, the viewer's probes).
 const LIST = 6;
 // Channel lists walked through the user's membership rows (subscriptions, mutes): ~2 rows more per item.
 const MEMBER_LIST = 8;
 const OPEN = 0;
 
 const LISTS: [string, number, () => string][] = [
-  ["user posts", POST_LIST, () => `/users/${ctx.me}/posts`],
-  ["user posts (other)", POST_LIST, () => `/users/${ctx.other}/posts`],
-  ["user posts, no replies", POST_LIST, () => `/users/${ctx.me}/posts?include_replies=0`],
+  ["user posts", ONE_WALK, () => `/users/${ctx.me}/posts`],
+  ["user posts (other)", ONE_WALK, () => `/users/${ctx.other}/posts`],
+  ["user posts, no replies", ONE_WALK, () => `/users/${ctx.me}/posts?include_replies=0`],
   ["mentions", POST_LIST, () => `/users/${ctx.me}/mentions`],
-  ["thread", POST_LIST, () => `/posts/${ctx.root}/thread`],
+  ["thread", ONE_WALK, () => `/posts/${ctx.root}/thread`],
   ["tag", POST_LIST, () => `/posts/tags/seedtag`],
   ["global", POST_LIST, () => `/posts/streams/global`],
   ["bookmarks", BOOKMARKS, () => `/users/${ctx.me}/bookmarks`],
@@ -197,10 +201,10 @@ const LISTS: [string, number, () => string][] = [
   ["channels owned", LIST, () => `/users/me/channels`],
   ["channels subscribed", MEMBER_LIST, () => `/users/me/channels/subscribed`],
   ["channels muted", MEMBER_LIST, () => `/users/me/channels/muted`],
-  ["channel messages", LIST, () => `/channels/${ctx.channel}/messages`],
-  ["message thread", LIST, () => `/channels/${ctx.channel}/messages/${ctx.messageThread}/thread`],
-  ["sticky messages", LIST, () => `/channels/${ctx.channel}/sticky_messages`],
-  ["my messages", LIST, () => `/users/me/messages`],
+  ["channel messages", MESSAGE_LIST, () => `/channels/${ctx.channel}/messages`],
+  ["message thread", MESSAGE_LIST, () => `/channels/${ctx.channel}/messages/${ctx.messageThread}/thread`],
+  ["sticky messages", MESSAGE_LIST, () => `/channels/${ctx.channel}/sticky_messages`],
+  ["my messages", MESSAGE_LIST, () => `/users/me/messages`],
   ["following", LIST, () => `/users/${ctx.me}/following`],
   ["followers", LIST, () => `/users/${ctx.me}/followers`],
 ];
@@ -236,8 +240,8 @@ describe.skipIf(isPostgres)("rows read per list page at 20,000 posts (issue 27)"
       expect(res.body.meta.deleted_ids ?? res.body.meta.revised_ids, path).toBeDefined();
       const rows = Number(res.headers.get("x-debug-rows-read"));
       console.log(`rows read: poll ${path.padEnd(40)} ${String(rows).padStart(7)}`);
-      // The page plus the changed ids logged since (an index range), ~1 × count more.
-      expect(rows, path).toBeLessThanOrEqual((POST_LIST + 1) * COUNT);
+      // The page plus the changed ids logged since (an index range), ~1-3 × count more.
+      expect(rows, path).toBeLessThanOrEqual((POST_LIST + 2) * COUNT);
     }
   });
 

@@ -186,6 +186,17 @@ describe("GET /channels/{id}/messages and /messages/{id}", () => {
     expect((await call("GET", `/channels/${priv.id}/messages/${m.id}`, { token: a.token })).status).toBe(200);
     expect((await call("GET", `/channels/99999999/messages`)).status).toBe(404);
   });
+
+  it("shows a message's client, and [REMOVED] once the client is deleted", async () => {
+    const a = await actor("messages");
+    const ch = await newChannel(a.token, { read: { public: true } });
+    const m = await sent(a.token, ch.id, "from an app that goes away");
+    const source = async () => (await call("GET", `/channels/${ch.id}/messages`)).body.data.find((x: { id: string }) => x.id === m.id).source;
+    // Read twice: the second render takes the client the isolate remembered from the first.
+    for (let i = 0; i < 2; i++) expect(await source()).toMatchObject({ id: a.app.client_id, name: a.app.name });
+    expect((await call("DELETE", `/admin/apps/${a.app.id}`, { token: "test-admin-token" })).status).toBe(200);
+    expect(await source()).toEqual({ id: "0", name: "[REMOVED]", url: "" });
+  });
 });
 
 describe("DELETE /channels/{id}/messages/{message_id}", () => {
