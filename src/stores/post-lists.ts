@@ -7,9 +7,9 @@ import type { Page } from "../http/pagination";
 import { pageBoundsSql } from "./channel-sql";
 import { homePage, type HomeFilters } from "./home-timeline";
 import { changedIds, postChangesQuery, type ChangedIds } from "./post-changes";
-import { pageRow, postReads, type PostReadOptions, type PostSet } from "./posts";
+import { carriedPageRow, postReads, type PostReadOptions, type PostSet } from "./posts";
 
-// Lists of posts: the page (a query of `pageRow`s) of each stream, bookmarks list, tag and
+// Lists of posts: the page (a query of `carriedPageRow`s, or a home timeline's `pageRow`s) of each stream, bookmarks list, tag and
 // explore stream, as a viewer sees it, with the general post parameters' filters. A page's text
 // depends only on its shape (stream kind, filters, bounds given, whether there is a viewer): it is
 // built with placeholders and compiled once per shape (`listPageQuery`), then bound per request.
@@ -102,14 +102,14 @@ const bounds = (col: SQL, page: Page, a: ListArgs): SQL => pageBoundsSql(col, pa
 /** A page of post ids walked in id order (the stream's pagination id). */
 function pageOf(cond: SQL, page: Page, a: ListArgs): SQL {
   const pos = page.newestFirst ? sql`-${posts.id}` : sql`${posts.id}`;
-  return sql`select ${pageRow(sql`${posts.id}`, sql`${posts.id}`, pos)} from ${posts} where ${cond} and ${bounds(sql`${posts.id}`, page, a)}
+  return sql`select ${carriedPageRow(sql`${posts.id}`, pos)} from ${posts} where ${cond} and ${bounds(sql`${posts.id}`, page, a)}
     order by ${posts.id} ${dir(page)} limit ${a.limit}`;
 }
 
 /** A page of the posts with a facet, walking its rows (primary key: facet, value, post_id) in post id order. */
 function facetPage(facet: string, value: Arg | SQL, cond: SQL, page: Page, a: ListArgs): SQL {
   const pos = page.newestFirst ? sql`-tf.post_id` : sql`tf.post_id`;
-  return sql`select ${pageRow(sql`tf.post_id`, sql`tf.post_id`, pos)} from post_facets tf join ${posts} on ${posts.id} = tf.post_id
+  return sql`select ${carriedPageRow(sql`tf.post_id`, pos)} from post_facets tf join ${posts} on ${posts.id} = tf.post_id
     where tf.facet = ${sql.raw(`'${facet}'`)} and tf.value = ${value} and ${bounds(sql`tf.post_id`, page, a)} and ${cond}
     order by tf.post_id ${dir(page)} limit ${a.limit}`;
 }
@@ -223,7 +223,7 @@ function listBody(stream: Exclude<Stream, { kind: "personal" | "user" }>, page: 
             and cf.value = (select cu.username from users cu where cu.id = ${a.subject}))`;
       // Walks the user's mention rows (primary key: user_id, post_id) in post id order.
       const pos = page.newestFirst ? sql`-pm.post_id` : sql`pm.post_id`;
-      return sql`select ${pageRow(sql`pm.post_id`, sql`pm.post_id`, pos)} from post_mentions pm join ${posts} on ${posts.id} = pm.post_id
+      return sql`select ${carriedPageRow(sql`pm.post_id`, pos)} from post_mentions pm join ${posts} on ${posts.id} = pm.post_id
         where pm.user_id = ${a.subject} and ${bounds(sql`pm.post_id`, page, a)} and ${copies} and ${common}
         order by pm.post_id ${dir(page)} limit ${a.limit}`;
     }
@@ -238,7 +238,7 @@ function listBody(stream: Exclude<Stream, { kind: "personal" | "user" }>, page: 
       // Newest bookmark first: the bookmark's id is the item's pagination id.
       const pos = page.newestFirst ? sql`-bk.id` : sql`bk.id`;
       const note = stream.withNotes ? sql`bk.note` : text(null);
-      return sql`select ${pageRow(sql`bk.post_id`, sql`bk.id`, pos, note)} from bookmarks bk join ${posts} on ${posts.id} = bk.post_id
+      return sql`select ${carriedPageRow(sql`bk.id`, pos, note)} from bookmarks bk join ${posts} on ${posts.id} = bk.post_id
         where bk.user_id = ${a.subject} and ${bounds(sql`bk.id`, page, a)} and ${common}
         order by bk.id ${dir(page)} limit ${a.limit}`;
     }
@@ -287,7 +287,8 @@ export async function readList(
   // The bookmarking and reposting users' statement embeds the page as SQL; otherwise it comes compiled.
   const withActors = opts.reads?.bookmarkedBy || opts.reads?.repostedBy;
   const pageIds = withActors ? listPage(stream, page, viewerId, opts.filters) : listPageQuery(stream, page, viewerId, opts.filters);
-  const reads = postReads(db, viewerId, pageIds, { ...opts.reads, paged: true });
+  // Every page but a home timeline's is walked over `posts` and carries them (`carriedPageRow`).
+  const reads = postReads(db, viewerId, pageIds, { ...opts.reads, paged: true, carried: stream.kind !== "personal" });
   const subject =
     stream.kind === "user" || stream.kind === "mentions" || stream.kind === "bookmarks"
       ? boundShape("list-subject:user", () => sql`select id from users where id = ${sql.placeholder("id")}`, { id: stream.userId })

@@ -60,17 +60,20 @@ function postParts(viewer: SQL | null, t: { post: string; user: string; app: str
   };
 }
 
-function buildShape(kind: ViewerKind, paged: boolean, presence: boolean): Shape {
+function buildShape(kind: ViewerKind, paged: boolean, presence: boolean, carried: boolean): Shape {
   // A token's viewer (named seven times a post): on Postgres, read once in the CTE `viewer`, after the page's.
   const token = kind === "token" ? sharedViewer({ tokenHash: sql.placeholder("hash") as unknown as string }) : undefined;
   const viewer = kind === "anonymous" ? null : kind === "user" ? placeholder("viewer") : viewerSql(token!.viewer);
   const r = postParts(viewer, { post: "p", user: "u", app: "a" }, presence);
+  // A carried page (SQLite) is the posts themselves, named `p`, with their place.
+  const at = carried ? "p" : "pg";
   const page = paged
-    ? { pid: sql`pg.pid`, pos: sql`pg.pos`, note: sql`pg.note` }
+    ? { pid: sql.raw(`${at}.pid`), pos: sql.raw(`${at}.pos`), note: sql.raw(`${at}.note`) }
     : { pid: sql`CAST(NULL AS BIGINT)`, pos: sql`CAST(NULL AS BIGINT)`, note: sql`CAST(NULL AS TEXT)` };
   // Clients the isolate knows are not joined (app-refs.ts): their columns come back null.
   const appOf = (post: string) => knownAppsProbe(sql.raw(`${post}.app_id`));
-  const postFrom = sql`JOIN posts p ON p.id = ${unindexed(sql`pg.id`)} LEFT JOIN users u ON u.id = p.user_id LEFT JOIN apps a ON a.id = ${appOf("p")}`;
+  const joins = sql`LEFT JOIN users u ON u.id = p.user_id LEFT JOIN apps a ON a.id = ${appOf("p")}`;
+  const postFrom = sql`JOIN posts p ON p.id = ${unindexed(sql`pg.id`)} ${joins}`;
   // The page row's ~60 values as one JSON array cell rather than as columns: the database client's
   // work is per cell (D1's turns each into a property, value by value), and it was the Worker's
   // largest CPU cost under the benchmark mix (docs/benchmark.md, "Post render rows").
@@ -79,7 +82,7 @@ function buildShape(kind: ViewerKind, paged: boolean, presence: boolean): Shape 
   if (firstKey(row.parts[1]) !== "id" || firstKey(row.parts[2]) !== "clientId") throw new Error("post render: decodePost reads presence from the first value");
   const statement = dialect.pick({
     postgres: () => originalsAsRows(row.select, paged, postFrom),
-    sqlite: () => originalsSideBySide(row.select, viewer, presence, postFrom, appOf("o")),
+    sqlite: () => originalsSideBySide(row.select, viewer, presence, carried ? sql`page p ${joins}` : sql`page pg ${postFrom}`, appOf("o")),
   })();
   const { sql: text, params } = compile(token?.cte ? sql`, ${token.cte}${statement}` : statement);
   // The original's fields are the page row's but the page's place (decoded by `shape.original`).
@@ -109,33 +112,36 @@ function originalsAsRows(rowSelect: SQL, paged: boolean, postFrom: SQL): SQL {
  * each run reads: a UNION of the page's and the originals' rows cost ~5 rows a post).
  * `+pg.id`: SQLite must drive from the page and probe posts by primary key; left free, D1 chose
  * to walk all of posts and probe an automatic index on the page for the home timelines'
- * compound page (20,000 rows read for a page of 20).
+ * compound page (20,000 rows read for a page of 20). A carried page (`carriedPageRow`) is the
+ * posts themselves: the walk read each post's row, and reading it again cost a row a post.
  */
-function originalsSideBySide(rowSelect: SQL, viewer: SQL | null, presence: boolean, postFrom: SQL, originalApp: SQL): SQL {
+function originalsSideBySide(rowSelect: SQL, viewer: SQL | null, presence: boolean, from: SQL, originalApp: SQL): SQL {
   const o = postParts(viewer, { post: "o", user: "ou", app: "oa" }, presence);
   const original = jsonArrayGroup([{ ...o.post, ...o.flags }, o.user, o.app], sql`o.id IS NOT NULL`);
   return sql` SELECT ${rowSelect} AS post_json, ${original.select} AS original_json
-    FROM page pg ${postFrom}
+    FROM ${from}
       LEFT JOIN posts o ON o.id = p.repost_of LEFT JOIN users ou ON ou.id = o.user_id LEFT JOIN apps oa ON oa.id = ${originalApp}`;
 }
 
-/** Per isolate: the post render compiled once per shape (viewer kind, paged or not). */
+/** Per isolate: the post render compiled once per shape (viewer kind, paged or not, carried or not). */
 const shapes = new Map<string, Shape>();
-function shapeFor(kind: ViewerKind, paged: boolean, presence: boolean): Shape {
-  const key = `${kind}:${paged}:${presence}`;
+function shapeFor(kind: ViewerKind, paged: boolean, presence: boolean, carried = false): Shape {
+  const key = `${kind}:${paged}:${presence}:${carried}`;
   let shape = shapes.get(key);
-  if (!shape) shapes.set(key, (shape = buildShape(kind, paged, presence)));
+  if (!shape) shapes.set(key, (shape = buildShape(kind, paged, presence, carried)));
   return shape;
 }
 
 /**
  * The read of the posts whose ids `pageIds` selects (a query with the column `id`, or with
- * `paged` the columns of `pageRow`), plus the originals their reposts embed, each with author,
- * client and the viewer's flags; decode its rows with `decodePostRow`.
+ * `paged` the columns of `pageRow`, or with `carried` too (SQLite) those of `carriedPageRow`),
+ * plus the originals their reposts embed, each with author, client and the viewer's flags; decode
+ * its rows with `decodePostRow`.
  */
-export function boundPostsQuery(viewer: ViewerSlot | null, pageIds: SQL | BoundQuery, paged: boolean, presence = true): BoundQuery {
+export function boundPostsQuery(viewer: ViewerSlot | null, pageIds: SQL | BoundQuery, paged: boolean, presence = true, carried = false): BoundQuery {
+  if (carried && (!paged || dialect.backend !== "d1")) throw new Error("post render: only SQLite's paged reads carry their posts");
   const byId = typeof viewer === "number" || viewer instanceof Placeholder;
-  const shape = shapeFor(viewer == null ? "anonymous" : byId ? "user" : "token", paged, presence);
+  const shape = shapeFor(viewer == null ? "anonymous" : byId ? "user" : "token", paged, presence, carried);
   const page = pageIds instanceof BoundQuery ? pageIds.query : compile(pageIds);
   let text = shape.text;
   if (dialect.numberedParams && page.params.length) {

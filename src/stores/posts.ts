@@ -2,7 +2,7 @@ import { eq, sql, type SQL } from "drizzle-orm";
 import { MORE_LIMITS } from "../config";
 import { schema, type Db, type RawResult } from "../db";
 import { BoundQuery, boundShape, first, mixedBatch, placeholder } from "../db/batch";
-import { int, jsonRows, text } from "../db/dialect";
+import { dialect, int, jsonRows, text } from "../db/dialect";
 import { readUser, userColumnsSql } from "./channel-sql";
 import { boundPostsQuery, decodePostRow } from "./post-statement";
 import type { UserView, ViewerSlot } from "./users";
@@ -76,11 +76,29 @@ export const ACTORS_SAMPLED = 10;
 export const pageRow = (id: SQL, pid: SQL, pos: SQL, note: SQL = text(null)) => sql`${id} AS id, ${pid} AS pid, ${pos} AS pos, ${note} AS note`;
 
 /**
+ * `pageRow` for a page walked over the table `posts` itself (not aliased): on D1 the row carries
+ * every column of the post, so the render reads it from the page instead of reading the post's row
+ * again (`postsQuery`'s `carried`); D1 counts each read, a page's walk already read it.
+ */
+export const carriedPageRow = (pid: SQL, pos: SQL, note: SQL = text(null)) =>
+  dialect.pick({
+    sqlite: () => sql`"posts".*, ${pid} AS pid, ${pos} AS pos, ${note} AS note`,
+    postgres: () => pageRow(sql`"posts"."id"`, pid, pos, note),
+  })();
+
+/** Whether a page of `carriedPageRow`s carries its posts (D1 only; Postgres reads them by id). */
+export const pagesCarryPosts = dialect.backend === "d1";
+
+/**
  * The read of the posts whose ids `pageIds` selects: a query with the column `id`, or with
  * `paged` the columns of `pageRow`. Its result (raw rows) goes to `toPostSet`.
  */
-export function postsQuery(viewer: ViewerSlot | null, pageIds: SQL | BoundQuery, opts: { paged?: boolean; presence?: boolean } = {}): BoundQuery {
-  return boundPostsQuery(viewer, pageIds, opts.paged ?? false, opts.presence ?? true);
+export function postsQuery(
+  viewer: ViewerSlot | null,
+  pageIds: SQL | BoundQuery,
+  opts: { paged?: boolean; presence?: boolean; carried?: boolean } = {},
+): BoundQuery {
+  return boundPostsQuery(viewer, pageIds, opts.paged ?? false, opts.presence ?? true, (opts.carried ?? false) && pagesCarryPosts);
 }
 
 export type PostRows = RawResult;
@@ -143,7 +161,7 @@ function readActors(r: RawResult): PostActors {
  * asked for, their bookmarking and reposting users. `decode` turns their results (in order,
  * starting at the first) into the PostSet.
  */
-export function postReads(db: Db, viewerId: number | null, pageIds: SQL | BoundQuery, opts: PostReadOptions & { paged?: boolean } = {}) {
+export function postReads(db: Db, viewerId: number | null, pageIds: SQL | BoundQuery, opts: PostReadOptions & { paged?: boolean; carried?: boolean } = {}) {
   const withActors = !!(opts.bookmarkedBy || opts.repostedBy);
   // The actors' statement embeds the page's SQL: a page compiled ahead cannot ride in it.
   if (withActors && pageIds instanceof BoundQuery) throw new Error("postReads: the actors need the page as SQL");
