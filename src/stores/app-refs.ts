@@ -4,8 +4,8 @@ import { dialect } from "../db/dialect";
 import type { AppRef } from "./posts";
 
 // Per isolate: the clients (apps) that posts and messages embed, by app id, so that a page's
-// render does not read an `apps` row per item (a primary-key row D1 counts, and four values per
-// item through the database client). A client's id, name and url never change once created; only
+// render on D1 does not read an `apps` row per item (a primary-key row D1 counts, and four values
+// per item through the database client). A client's id, name and url never change once created; only
 // its deletion does (rendered `[REMOVED]`), so an entry is trusted for APP_REF_TTL_MS and then
 // read again with the next page that embeds it. The isolate that deletes an app forgets it at
 // once; others show the deletion within the TTL (docs/contract-choices/posts-and-graph.md).
@@ -47,10 +47,7 @@ export function forgetApp(id: number): void {
   if (entries.delete(id)) listed = undefined;
 }
 
-/**
- * The ids of the fresh remembered clients as the value `knownAppsProbe` binds: `,1,5,` on D1
- * (found with instr, which reads no rows), `{1,5}` on Postgres (an array).
- */
+/** The ids of the fresh remembered clients as the value `knownAppsProbe` binds: `,1,5,` (found with instr, which reads no rows). */
 export function knownAppIds(nowMs = Date.now()): string {
   if (listed && nowMs < listed.until) return listed.text;
   const ids: number[] = [];
@@ -60,7 +57,7 @@ export function knownAppIds(nowMs = Date.now()): string {
     ids.push(id);
     until = Math.min(until, e.until);
   }
-  const text = dialect.backend === "postgres" ? `{${ids.join(",")}}` : ids.length ? `,${ids.join(",")},` : "";
+  const text = ids.length ? `,${ids.join(",")},` : "";
   listed = { text, until };
   return text;
 }
@@ -69,13 +66,14 @@ export function knownAppIds(nowMs = Date.now()): string {
 const knownApps = isolateValue("knownApps", () => knownAppIds());
 
 /**
- * The app id to join `apps` on for a render: `appId`, or NULL (no row read) when the isolate
- * knows its client fresh. The render then takes the client from `rememberedApp`.
+ * The app id to join `apps` on for a render: on D1, `appId`, or NULL (no row read) when the
+ * isolate knows its client fresh; the render then takes the client from `rememberedApp`. Postgres
+ * joins every client: it counts no rows, and the condition cost more planning than the join.
  */
 export function knownAppsProbe(appId: SQL): SQL {
   return dialect.pick({
     sqlite: () => sql`CASE WHEN instr(${knownApps}, ',' || ${appId} || ',') > 0 THEN NULL ELSE ${appId} END`,
-    postgres: () => sql`CASE WHEN ${appId} = ANY(CAST(${knownApps} AS BIGINT[])) THEN NULL ELSE ${appId} END`,
+    postgres: () => appId,
   })();
 }
 
