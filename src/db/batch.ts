@@ -64,18 +64,25 @@ export function isolateValue(name: string, get: () => unknown): SQL {
 
 const placeholderName = (p: unknown): string | undefined => (is(p, Placeholder) ? p.name : is(p, Param) && is(p.value, Placeholder) ? p.value.name : undefined);
 
-/** `params` with their placeholders filled from `values`, and those of isolate values (`isolateValue`) from the isolate. */
+/**
+ * `params` with their placeholders filled from `values`, and those of isolate values
+ * (`isolateValue`) from the isolate. When `values` are themselves placeholders (a statement being
+ * composed into one compiled once, as the post render into the interactions page), the isolate
+ * values stay placeholders: they are bound when the composed statement is, not baked in now.
+ */
 export function bindParams(params: unknown[], values: Record<string, unknown> = {}): unknown[] {
   let all = values;
   let any = false;
+  let composing: boolean | undefined;
   for (const p of params) {
     const name = placeholderName(p);
     if (name === undefined) continue;
     any = true;
     const get = name in all ? undefined : isolateValues.get(name);
     if (get) {
+      composing ??= Object.values(values).some((v) => is(v, Placeholder));
       if (all === values) all = { ...values };
-      all[name] = get();
+      all[name] = composing ? sql.placeholder(name) : get();
     }
   }
   return any ? fillPlaceholders(params, all) : params;

@@ -7,8 +7,8 @@ import type { AppRef } from "./posts";
 // render on D1 does not read an `apps` row per item (a primary-key row D1 counts, and four values
 // per item through the database client). A client's id, name and url never change once created; only
 // its deletion does (rendered `[REMOVED]`), so an entry is trusted for APP_REF_TTL_MS and then
-// read again with the next page that embeds it. The isolate that deletes an app forgets it at
-// once; others show the deletion within the TTL (docs/contract-choices/posts-and-graph.md).
+// read again with the next page that embeds it. The isolate that deletes an app remembers the
+// deletion at once; others show it within the TTL (docs/contract-choices/README.md).
 
 /** How long a remembered client is trusted, in ms. */
 export const APP_REF_TTL_MS = 60_000;
@@ -22,14 +22,27 @@ interface Entry {
 const entries = new Map<number, Entry>();
 /** The fresh ids as the statement's value, rebuilt when the set changes or an entry expires. */
 let listed: { text: string; until: number } | undefined;
+/** When a full memory may next look for entries to drop (at most once a second). */
+let nextSweep = 0;
 
 /**
- * Remembers the client an `apps` row read for app `id` (a render that found it). Entries are
+ * Remembers the client an `apps` row read for app `id` (a render that found it). A deletion is
+ * final: a read that started before it (or ran on a lagging replica) does not undo it. Entries are
  * never dropped while a statement that listed them may still be decoding: when full, only those
  * expired for a further TTL go, and a new client is not remembered if none has.
  */
 export function rememberApp(id: number, ref: AppRef, nowMs = Date.now()): void {
-  if (!entries.has(id) && entries.size >= APP_REFS_MAX) {
+  const known = entries.get(id);
+  if (known) {
+    if (known.ref.deletedAt != null && ref.deletedAt == null) return;
+    if (known.until <= nowMs) listed = undefined; // listed again
+    known.ref = ref;
+    known.until = nowMs + APP_REF_TTL_MS;
+    return;
+  }
+  if (entries.size >= APP_REFS_MAX) {
+    if (nowMs < nextSweep) return;
+    nextSweep = nowMs + 1000;
     for (const [old, e] of entries) if (e.until + APP_REF_TTL_MS <= nowMs) entries.delete(old);
     if (entries.size >= APP_REFS_MAX) return;
   }
@@ -42,9 +55,10 @@ export function rememberedApp(id: number): AppRef | null {
   return entries.get(id)?.ref ?? null;
 }
 
-/** Forgets app `id` (deleted here: this isolate must not show it again). */
-export function forgetApp(id: number): void {
-  if (entries.delete(id)) listed = undefined;
+/** App `id` was deleted here (`ref` with its `deletedAt`): this isolate shows it `[REMOVED]` from now on. */
+export function rememberDeletedApp(id: number, ref: AppRef, nowMs = Date.now()): void {
+  entries.set(id, { ref, until: nowMs + APP_REF_TTL_MS });
+  listed = undefined;
 }
 
 /** The ids of the fresh remembered clients as the value `knownAppsProbe` binds: `,1,5,` (found with instr, which reads no rows). */
@@ -61,6 +75,9 @@ export function knownAppIds(nowMs = Date.now()): string {
   listed = { text, until };
   return text;
 }
+
+/** Whether renders leave known clients out (D1); Postgres joins every client. */
+const LEFT_OUT = dialect.backend === "d1";
 
 /** The fresh remembered clients' ids, bound into each statement when it runs (`knownAppIds`). */
 const knownApps = isolateValue("knownApps", () => knownAppIds());
@@ -82,7 +99,7 @@ export function knownAppsProbe(appId: SQL): SQL {
  * statement left it out, the remembered one.
  */
 export function renderedApp(appId: number | null, read: AppRef | null): AppRef | null {
-  if (appId == null) return read;
+  if (appId == null || !LEFT_OUT) return read;
   if (read) {
     rememberApp(appId, read);
     return read;
@@ -94,4 +111,5 @@ export function renderedApp(appId: number | null, read: AppRef | null): AppRef |
 export function clearAppRefs(): void {
   entries.clear();
   listed = undefined;
+  nextSweep = 0;
 }

@@ -2,7 +2,7 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import { schema, type Db } from "../db";
 import { first } from "../db/batch";
 import { greatest } from "../db/dialect";
-import { forgetApp } from "./app-refs";
+import { rememberDeletedApp } from "./app-refs";
 
 const { apps, users, tokens } = schema;
 
@@ -66,5 +66,5 @@ export async function deleteApp(db: Db, app: AppRecord, at: number): Promise<voi
         .where(eq(users.id, app.ownerId)),
     ]);
   } else await db.batch(writes);
-  forgetApp(app.id);
+  rememberDeletedApp(app.id, { clientId: app.clientId, name: app.name, url: app.url, deletedAt: at });
 }
