@@ -64,25 +64,26 @@ export function isolateValue(name: string, get: () => unknown): SQL {
 
 const placeholderName = (p: unknown): string | undefined => (is(p, Placeholder) ? p.name : is(p, Param) && is(p.value, Placeholder) ? p.value.name : undefined);
 
+/** Above 0 while `boundShapes` builds statements to compile once (builds are synchronous). */
+let compiling = 0;
+
 /**
  * `params` with their placeholders filled from `values`, and those of isolate values
- * (`isolateValue`) from the isolate. When `values` are themselves placeholders (a statement being
- * composed into one compiled once, as the post render into the interactions page), the isolate
- * values stay placeholders: they are bound when the composed statement is, not baked in now.
+ * (`isolateValue`) from the isolate. While `boundShapes` builds a statement to compile once (the
+ * post render composed into the interactions page), isolate values stay placeholders: they are
+ * bound each time the compiled statement runs, not baked in at its first build.
  */
 export function bindParams(params: unknown[], values: Record<string, unknown> = {}): unknown[] {
   let all = values;
   let any = false;
-  let composing: boolean | undefined;
   for (const p of params) {
     const name = placeholderName(p);
     if (name === undefined) continue;
     any = true;
     const get = name in all ? undefined : isolateValues.get(name);
     if (get) {
-      composing ??= Object.values(values).some((v) => is(v, Placeholder));
       if (all === values) all = { ...values };
-      all[name] = composing ? sql.placeholder(name) : get();
+      all[name] = compiling > 0 ? sql.placeholder(name) : get();
     }
   }
   return any ? fillPlaceholders(params, all) : params;
@@ -110,7 +111,13 @@ export function boundShapes(key: string, build: () => (SQL | BoundQuery)[], valu
   let qs = shapeLists.get(key);
   if (!qs) {
     if (shapeLists.size >= 4096) shapeLists.clear();
-    shapeLists.set(key, (qs = build().map((s) => (s instanceof BoundQuery ? s.query : compile(s)))));
+    compiling++;
+    try {
+      qs = build().map((s) => (s instanceof BoundQuery ? s.query : compile(s)));
+    } finally {
+      compiling--;
+    }
+    shapeLists.set(key, qs);
   }
   return qs.map((q) => new BoundQuery({ sql: q.sql, params: bindParams(q.params, values) }));
 }

@@ -16,7 +16,7 @@ describe("isolate values", () => {
     expect(bindParams(q.params, { viewer: 7 })).toEqual([7, "second"]);
   });
 
-  it("stay placeholders in a statement composed into one compiled once, and are bound when that one runs", () => {
+  it("stay placeholders in a statement composed into one compiled once (boundShape), and are bound when that one runs", () => {
     // As the post render inside the interactions page: built with the viewer as a placeholder.
     const render = compile(sql`select ${placeholder("viewer")}, ${known}`);
     const composed = () => sql.raw(render.sql); // the text; its params follow
@@ -34,5 +34,23 @@ describe("isolate values", () => {
     expect(bound(1).query.params).toEqual([1, "at compile"]);
     current = "later";
     expect(bound(2).query.params).toEqual([2, "later"]);
+  });
+
+  it("stay placeholders in a composed statement without any other placeholder too", () => {
+    const anonymous = compile(sql`select ${known}`);
+    current = "at compile";
+    const bound = () =>
+      boundShape(
+        "test-isolate-anonymous",
+        () =>
+          sql`${sql.join(
+            bindParams(anonymous.params).map((p) => sql`${p}`),
+            sql`, `,
+          )}`,
+        {},
+      );
+    expect(bound().query.params).toEqual(["at compile"]);
+    current = "later";
+    expect(bound().query.params).toEqual(["later"]);
   });
 });
