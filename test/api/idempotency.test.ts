@@ -119,7 +119,10 @@ describe("Idempotency-Key on creations", () => {
       headers: { Authorization: `Bearer ${a.token}`, "Idempotency-Key": key, "Content-Type": `multipart/form-data; boundary=${boundary}` },
     });
     let running: ApiResponse | undefined;
-    for (let i = 0; i < 50 && running?.status !== 409; i++) {
+    // Until the first request has claimed the key (a retry before that claims it, fails 400 on its
+    // body and frees it again): bounded by time, not tries, as a loaded CI machine is slow to start it.
+    const until = Date.now() + 20_000;
+    while (running?.status !== 409 && Date.now() < until) {
       running = await keyed("POST", "/files", key, {
         token: a.token,
         body: "late bytes",
