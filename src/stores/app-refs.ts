@@ -88,10 +88,7 @@ const knownApps = isolateValue("knownApps", () => knownAppIds());
  * joins every client: it counts no rows, and the condition cost more planning than the join.
  */
 export function knownAppsProbe(appId: SQL): SQL {
-  return dialect.pick({
-    sqlite: () => sql`CASE WHEN instr(${knownApps}, ',' || ${appId} || ',') > 0 THEN NULL ELSE ${appId} END`,
-    postgres: () => appId,
-  })();
+  return LEFT_OUT ? sql`CASE WHEN instr(${knownApps}, ',' || ${appId} || ',') > 0 THEN NULL ELSE ${appId} END` : appId;
 }
 
 /**

@@ -139,7 +139,7 @@ function shapeFor(kind: ViewerKind, paged: boolean, presence: boolean, carried =
  * its rows with `decodePostRow`.
  */
 export function boundPostsQuery(viewer: ViewerSlot | null, pageIds: SQL | BoundQuery, paged: boolean, presence = true, carried = false): BoundQuery {
-  if (carried && (!paged || dialect.backend !== "d1")) throw new Error("post render: only SQLite's paged reads carry their posts");
+  if (carried && !paged) throw new Error("post render: only a list's page carries its posts");
   const byId = typeof viewer === "number" || viewer instanceof Placeholder;
   const shape = shapeFor(viewer == null ? "anonymous" : byId ? "user" : "token", paged, presence, carried);
   const page = pageIds instanceof BoundQuery ? pageIds.query : compile(pageIds);

@@ -75,19 +75,16 @@ export const ACTORS_SAMPLED = 10;
  */
 export const pageRow = (id: SQL, pid: SQL, pos: SQL, note: SQL = text(null)) => sql`${id} AS id, ${pid} AS pid, ${pos} AS pos, ${note} AS note`;
 
+/** Whether a page of `carriedPageRow`s carries its posts (D1 only; Postgres reads them by id). */
+const pagesCarryPosts = dialect.backend === "d1";
+
 /**
  * `pageRow` for a page walked over the table `posts` itself (not aliased): on D1 the row carries
  * every column of the post, so the render reads it from the page instead of reading the post's row
  * again (`postsQuery`'s `carried`); D1 counts each read, a page's walk already read it.
  */
 export const carriedPageRow = (pid: SQL, pos: SQL, note: SQL = text(null)) =>
-  dialect.pick({
-    sqlite: () => sql`"posts".*, ${pid} AS pid, ${pos} AS pos, ${note} AS note`,
-    postgres: () => pageRow(sql`"posts"."id"`, pid, pos, note),
-  })();
-
-/** Whether a page of `carriedPageRow`s carries its posts (D1 only; Postgres reads them by id). */
-export const pagesCarryPosts = dialect.backend === "d1";
+  pagesCarryPosts ? sql`"posts".*, ${pid} AS pid, ${pos} AS pos, ${note} AS note` : pageRow(sql`"posts"."id"`, pid, pos, note);
 
 /**
  * The read of the posts whose ids `pageIds` selects: a query with the column `id`, or with
