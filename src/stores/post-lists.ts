@@ -108,18 +108,34 @@ function pageOf(cond: SQL, page: Page, a: ListArgs): SQL {
 
 /** A page of the posts with a facet, walking its rows (primary key: facet, value, post_id) in post id order. */
 function facetPage(facet: string, value: Arg | SQL, cond: SQL, page: Page, a: ListArgs): SQL {
-  const pos = page.newestFirst ? sql`-tf.post_id` : sql`tf.post_id`;
-  return sql`select ${carriedPageRow(sql`tf.post_id`, pos)} from post_facets tf join ${posts} on ${posts.id} = tf.post_id
-    where tf.facet = ${sql.raw(`'${facet}'`)} and tf.value = ${value} and ${bounds(sql`tf.post_id`, page, a)} and ${cond}
-    order by tf.post_id ${dir(page)} limit ${a.limit}`;
+  return sql`${facetWalk(facet, value, cond, page, a)} order by tf.post_id ${dir(page)} limit ${a.limit}`;
 }
 
-/** Explore `photos`: the page of each facet walk (an image file, an oEmbed photo), merged in id order. */
-function photosPage(cond: SQL, page: Page, a: ListArgs): SQL {
-  const walk = (facet: string, value: string) => facetPage(facet, sql.raw(`'${value}'`), sql`${unindexed(posts.repostOf)} is null and ${cond}`, page, a);
-  return sql`select * from (${walk("file_kind", "image")}) pi union select * from (${walk("oembed", "photo")}) po
-    order by pos limit ${a.limit}`;
+/** The rows of a facet walk, unordered: `facetPage`'s, or an arm of a union. */
+function facetWalk(facet: string, value: Arg | SQL, cond: SQL, page: Page, a: ListArgs): SQL {
+  const pos = page.newestFirst ? sql`-tf.post_id` : sql`tf.post_id`;
+  return sql`select ${carriedPageRow(sql`tf.post_id`, pos)} from post_facets tf join ${posts} on ${posts.id} = tf.post_id
+    where tf.facet = ${sql.raw(`'${facet}'`)} and tf.value = ${value} and ${bounds(sql`tf.post_id`, page, a)} and ${cond}`;
 }
+
+/**
+ * Explore `photos`: the page of each facet walk (an image file, an oEmbed photo), merged in id
+ * order. SQLite merges the two walks' index orders itself and stops after a page: its arms are
+ * plain selects, since an arm's own ORDER BY (in a subquery) would be sorted again in a temporary
+ * b-tree, a row read per item on D1. Postgres would hash and sort every row of such a union:
+ * there each arm is a page of its own.
+ */
+const photosPage = dialect.pick<(cond: SQL, page: Page, a: ListArgs) => SQL>({
+  sqlite: (cond, page, a) => {
+    const walk = (facet: string, value: string) => facetWalk(facet, sql.raw(`'${value}'`), sql`${unindexed(posts.repostOf)} is null and ${cond}`, page, a);
+    return sql`${walk("file_kind", "image")} union ${walk("oembed", "photo")} order by pid ${dir(page)} limit ${a.limit}`;
+  },
+  postgres: (cond, page, a) => {
+    const walk = (facet: string, value: string) => facetPage(facet, sql.raw(`'${value}'`), sql`${unindexed(posts.repostOf)} is null and ${cond}`, page, a);
+    return sql`select * from (${walk("file_kind", "image")}) pi union select * from (${walk("oembed", "photo")}) po
+    order by pos limit ${a.limit}`;
+  },
+});
 
 const dir = (page: Page) => sql.raw(page.newestFirst ? "DESC" : "ASC");
 const humanAuthor = sql`exists(select 1 from users gu where gu.id = ${posts.userId} and gu.type = 'human')`;
