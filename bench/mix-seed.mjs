@@ -283,7 +283,7 @@ export async function seedMix(db, { appId, now, scope }) {
     db.prepare(`UPDATE posts SET replies = (SELECT count(*) FROM posts r WHERE r.reply_to = posts.id), reposts = (SELECT count(*) FROM posts r WHERE r.repost_of = posts.id),
       bookmarks = (SELECT count(*) FROM bookmarks b WHERE b.post_id = posts.id) WHERE id BETWEEN ${p0} AND ${p1}`),
     db.prepare(
-      `UPDATE channels SET messages = (SELECT count(*) FROM messages m WHERE m.channel_id = channels.id), recent_message_id = (SELECT max(id) FROM messages m WHERE m.channel_id = channels.id) WHERE id > ${channelBase}`,
+      `UPDATE channels SET messages = (SELECT count(*) FROM messages m WHERE m.channel_id = channels.id), recent_message_id = (SELECT max(id) FROM messages m WHERE m.channel_id = channels.id), last_message_id = (SELECT max(id) FROM messages m WHERE m.channel_id = channels.id) WHERE id > ${channelBase}`,
     ),
   ]);
 

@@ -228,7 +228,7 @@ export async function seedData(db, { appId, actorIds, now }) {
     ),
     db.prepare(`UPDATE posts SET replies = (SELECT count(*) FROM posts r WHERE r.reply_to = posts.id) WHERE id > ${postBase}`),
     db.prepare(
-      `UPDATE channels SET messages = (SELECT count(*) FROM messages m WHERE m.channel_id = channels.id), recent_message_id = (SELECT max(id) FROM messages m WHERE m.channel_id = channels.id) WHERE id > ${channelBase}`,
+      `UPDATE channels SET messages = (SELECT count(*) FROM messages m WHERE m.channel_id = channels.id), recent_message_id = (SELECT max(id) FROM messages m WHERE m.channel_id = channels.id), last_message_id = (SELECT max(id) FROM messages m WHERE m.channel_id = channels.id) WHERE id > ${channelBase}`,
     ),
   ]);
   bars.stop();

@@ -486,6 +486,11 @@ export const channels = sqliteTable(
     messages: integer("messages").notNull().default(0),
     subscribers: integer("subscribers").notNull().default(0),
     recentMessageId: integer("recent_message_id"),
+    /**
+     * The newest message ever posted here, deleted or not; newer than recent_message_id only when deleted
+     * (recent_deleted_message_id), read without a probe of messages.
+     */
+    lastMessageId: integer("last_message_id"),
   },
   (t) => [
     // NULLs are distinct in both SQLite and Postgres (default NULLS DISTINCT).

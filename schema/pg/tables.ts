@@ -534,6 +534,11 @@ export const channels = pgTable(
     messages: int8("messages").notNull().default(0),
     subscribers: int8("subscribers").notNull().default(0),
     recentMessageId: int8("recent_message_id"),
+    /**
+     * The newest message ever posted here, deleted or not; newer than recent_message_id only when deleted
+     * (recent_deleted_message_id), read without a probe of messages.
+     */
+    lastMessageId: int8("last_message_id"),
   },
   (t) => [
     // NULLs are distinct in both SQLite and Postgres (default NULLS DISTINCT).

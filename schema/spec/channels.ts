@@ -22,6 +22,9 @@ export const channels = table(
     messages: counter(),
     subscribers: counter(),
     recentMessageId: int8(),
+    lastMessageId: int8().doc(
+      "The newest message ever posted here, deleted or not; newer than recent_message_id only when deleted (recent_deleted_message_id), read without a probe of messages.",
+    ),
   },
   {
     indexes: [

@@ -158,7 +158,7 @@ export async function listSubscribed(db: Db, userId: number, page: Page, f: Chan
   // The subscription keeps the channel's key: the page walks index subscriptions_user_activity.
   const { read, more } = await readChannels(
     db,
-    sql`SELECT ${channelColumnsSql(userId)}, s.activity AS pagination_id
+    sql`SELECT ${channelColumnsSql(userId, "subscriptions")}, s.activity AS pagination_id
       FROM subscriptions s JOIN channels c ON c.id = s.channel_id ${ownerJoin}
       WHERE s.user_id = ${userId} AND ${pageBoundsSql("s.activity", page)} AND ${canReadSql("c", userId)} AND ${filterSql(f, userId)}
       ORDER BY s.activity ${dir(page)}, s.channel_id ${dir(page)} LIMIT ${page.limit + 1}`,
@@ -173,7 +173,7 @@ export async function listSubscribed(db: Db, userId: number, page: Page, f: Chan
 export async function listMuted(db: Db, userId: number, page: Page, f: ChannelFilters, want: ChannelExtras): Promise<ChannelRead> {
   const { read } = await readChannels(
     db,
-    sql`SELECT ${channelColumnsSql(userId)}, cm.id AS pagination_id
+    sql`SELECT ${channelColumnsSql(userId, "mutes")}, cm.id AS pagination_id
       FROM channel_mutes cm JOIN channels c ON c.id = cm.channel_id ${ownerJoin}
       WHERE cm.user_id = ${userId} AND ${pageBoundsSql("cm.id", page)} AND ${canReadSql("c", userId)} AND ${filterSql(f, userId)}
       ORDER BY cm.id ${dir(page)} LIMIT ${page.limit + 1}`,

@@ -67,16 +67,20 @@ export function channelAccess(ch: ChannelRecord, viewerId: number | null) {
 export const pmParticipants = (pmKey: string) => pmKey.split(",").map(Number);
 export const pmKeyOf = (ids: number[]) => [...new Set(ids)].sort((a, b) => a - b).join(",");
 
-/** Columns of a channel `c` (joined with its owner as `users`) for `readChannel`. */
-export function channelColumnsSql(viewerId: number | SQL | null): SQL {
+/**
+ * Columns of a channel `c` (joined with its owner as `users`) for `readChannel`. `walked`: the list
+ * walks the viewer's own subscriptions or mutes, so that flag holds without a probe (a row read
+ * per channel on D1).
+ */
+export function channelColumnsSql(viewerId: number | SQL | null, walked?: "subscriptions" | "mutes"): SQL {
   const v = viewerParam(viewerId);
   // has_unread (api.md "Stream markers"): read only when the viewer's `channel:{id}` marker is at
   // or above the newest message; no marker and any message means unread. A primary-key lookup.
   const you =
     viewerId == null
       ? sql`0 AS you_subscribed, 0 AS you_muted, NULL AS has_unread`
-      : sql`EXISTS (SELECT 1 FROM subscriptions ys WHERE ys.user_id = ${v} AND ys.channel_id = c.id) AS you_subscribed,
-        EXISTS (SELECT 1 FROM channel_mutes ym WHERE ym.user_id = ${v} AND ym.channel_id = c.id) AS you_muted,
+      : sql`${walked === "subscriptions" ? sql`1` : sql`EXISTS (SELECT 1 FROM subscriptions ys WHERE ys.user_id = ${v} AND ys.channel_id = c.id)`} AS you_subscribed,
+        ${walked === "mutes" ? sql`1` : sql`EXISTS (SELECT 1 FROM channel_mutes ym WHERE ym.user_id = ${v} AND ym.channel_id = c.id)`} AS you_muted,
         (c.recent_message_id IS NOT NULL AND c.recent_message_id >
           coalesce((SELECT hm.position FROM markers hm WHERE hm.user_id = ${v} AND hm.name = 'channel:' || c.id), -1)) AS has_unread,
         (SELECT ${jsonObject(
@@ -99,7 +103,7 @@ export function channelColumnsSql(viewerId: number | SQL | null): SQL {
     c.subscribers, c.recent_message_id,
     (SELECT ${joinedText(sql`ca.level || ':' || ca.user_id`)} FROM channel_acl ca WHERE ca.channel_id = c.id) AS acl_members,
     EXISTS (SELECT 1 FROM messages sm WHERE sm.channel_id = c.id AND sm.is_sticky = 1 AND sm.is_deleted = 0) AS has_sticky_messages,
-    (SELECT max(dm.id) FROM messages dm WHERE dm.channel_id = c.id AND dm.id > coalesce(c.recent_message_id, 0)) AS recent_deleted_message_id,
+    CASE WHEN c.last_message_id > coalesce(c.recent_message_id, 0) THEN c.last_message_id END AS recent_deleted_message_id,
     ${you}, ${userColumnsSql(viewerId)}`;
 }
 

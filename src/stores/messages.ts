@@ -327,7 +327,7 @@ function createWrites(s: WriteShape): SQL[] {
     );
   }
   stmts.push(
-    sql`UPDATE channels SET messages = messages + 1, recent_message_id = ${NEW}
+    sql`UPDATE channels SET messages = messages + 1, recent_message_id = ${NEW}, last_message_id = ${NEW}
       ${s.subscribe ? sql`, subscribers = (SELECT count(*) FROM subscriptions WHERE channel_id = ${chan})` : sql``}
       WHERE id = ${chan}`,
     // The new message is the channel's newest: every subscription (auto-subscribed ones too) moves up.

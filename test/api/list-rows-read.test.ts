@@ -120,7 +120,7 @@ async function seed() {
          CASE WHEN n % 4 = 0 THEN ${m0 + 1} ELSE ${m0} + n END, CASE WHEN n % 4 = 0 THEN ${m0 + 1} END,
          'message ' || n, 'message ' || n, '{}', CASE WHEN n % 100 = 0 THEN 1 ELSE 0 END, ${t0} + 60 * n FROM s`,
     ),
-    DB.prepare(`UPDATE channels SET messages = ${MESSAGES}, recent_message_id = ${m0 + MESSAGES} WHERE id = ${c0 + 1}`),
+    DB.prepare(`UPDATE channels SET messages = ${MESSAGES}, recent_message_id = ${m0 + MESSAGES}, last_message_id = ${m0 + MESSAGES} WHERE id = ${c0 + 1}`),
     // Word message n: in small channel k (c0 + 3 + k) when n % 1000 = k (k < SMALL_CHANNELS; 12 each), else in c0 + 2.
     DB.prepare(
       `${seq(WORD_MESSAGES)} INSERT INTO messages (id, channel_id, user_id, app_id, thread_id, text, html, entities, created_at)
@@ -129,7 +129,8 @@ async function seed() {
     ),
     DB.prepare(
       `UPDATE channels SET messages = (SELECT count(*) FROM messages m WHERE m.channel_id = channels.id),
-         recent_message_id = (SELECT max(id) FROM messages m WHERE m.channel_id = channels.id)
+         recent_message_id = (SELECT max(id) FROM messages m WHERE m.channel_id = channels.id),
+         last_message_id = (SELECT max(id) FROM messages m WHERE m.channel_id = channels.id)
        WHERE id BETWEEN ${c0 + 2} AND ${c0 + 2 + SMALL_CHANNELS}`,
     ),
     // Each subscription's activity key and unread flag, as the message and marker writes keep them
@@ -288,4 +289,5 @@ describe.skipIf(isPostgres)("rows read per list page at 20,000 posts (issue 27)"
     expect(first).toBeLessThanOrEqual(3.5 * RELEVANCE_WINDOW);
     expect(second).toBeLessThanOrEqual(5.5 * RELEVANCE_WINDOW);
   });
+
 });

@@ -127,7 +127,7 @@ export async function seedMessages() {
        SELECT id, 'tag', lower(substr(text, instr(text, '#') + 1)) FROM messages WHERE instr(text, '#') > 0 AND channel_id >= ?`,
     ).bind(channelStart),
     DB.prepare(
-      "UPDATE channels SET messages = (SELECT count(*) FROM messages m WHERE m.channel_id = channels.id), recent_message_id = (SELECT max(id) FROM messages m WHERE m.channel_id = channels.id) WHERE id >= ?",
+      "UPDATE channels SET messages = (SELECT count(*) FROM messages m WHERE m.channel_id = channels.id), recent_message_id = (SELECT max(id) FROM messages m WHERE m.channel_id = channels.id), last_message_id = (SELECT max(id) FROM messages m WHERE m.channel_id = channels.id) WHERE id >= ?",
     ).bind(channelStart),
   ]);
   const total = (await DB.prepare("SELECT count(*) AS n FROM messages WHERE channel_id >= ?").bind(channelStart).first<{ n: number }>())!.n;
