@@ -163,27 +163,32 @@ async function rowsRead(path: string): Promise<{ rows: number; minId?: string }>
 // relation and post flags are index probes that read a row only when they hold, presence is read
 // only with include_presence, and the original a repost embeds rides in the same row. A page's walk
 // reads at least one row per post plus the probes of its filters (a human author, a facet, a
-// bookmark row); the token lookup adds ~4 rows a request.
+// bookmark row); the token lookup adds ~4 rows a request. No page is sorted again in SQL (a
+// temporary b-tree is read once more, a row per item), and no probe that usually misses is of a
+// rowid table (a miss there reads a row: `presence` and `merged_authors` are WITHOUT ROWID on D1).
 // A user's posts and a thread walk one index with no filter probes: ~3.5 × count.
 const ONE_WALK = 4;
 // Lists that probe the author's type or a mention row per post: ~4.5 × count.
 const FIVE = 5;
 // Lists that walk a facet (tag) or skip many posts between matches (explore conversations, missed): ~5.3 × count.
 const POST_LIST = 6;
-// Bookmarks walk the bookmark rows and then the posts; photos merges two facet walks of a page each.
-const BOOKMARKS = 7;
-const PHOTOS = 8;
+// Bookmarks walk the bookmark rows and then the posts (a third of the seeded bookmarks' authors
+// follow the viewer: one more row each); photos merges two facet walks in id order (~6 × count).
+const BOOKMARKS = 6;
+const PHOTOS = 6;
 // An interaction renders its post (~3 rows, its page read again in each of the batch's
 // statements), its group and each actor it names (two here: an event and a user each, plus the
 // walk to the group's 50th newest event, found once per group): ~20 × count. At most the 50
 // actors it names are read (one event per actor), whatever the group's history.
 const INTERACTIONS = 21;
-// A message renders in ~4 rows (the message, its author with presence, the viewer's probes).
-const MESSAGE_LIST = 5;
-// Channel and user lists render an item in ~5.5 rows (the row, its owner or user with presence, the viewer's probes).
-const LIST = 6;
-// Channel lists walked through the user's membership rows (subscriptions, mutes): ~2 rows more per item.
-const MEMBER_LIST = 8;
+// A message renders in ~3 rows (the message, its author, the viewer's probes that hold).
+const MESSAGE_LIST = 4;
+// Channel and user lists render an item in ~3.5 rows (the row, its owner or user, the viewer's
+// probes that hold; the channel's flags and its newest deleted message ride in its row).
+const LIST = 4;
+// Channel lists walked through the user's membership rows (subscriptions, mutes): ~1 row more per
+// item, and the inbox's unread counts (~1 × count).
+const MEMBER_LIST = 5;
 const OPEN = 0;
 
 const LISTS: [string, number, () => string][] = [
