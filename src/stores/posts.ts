@@ -178,7 +178,7 @@ export async function readPosts(
   db: Db,
   viewerId: number | null,
   pageIds: SQL | BoundQuery,
-  opts: PostReadOptions & { paged?: boolean } = {},
+  opts: PostReadOptions & { paged?: boolean; carried?: boolean } = {},
   order?: (a: PostView, b: PostView) => number,
 ) {
   const reads = postReads(db, viewerId, pageIds, opts);
@@ -213,17 +213,23 @@ export async function readPost(
   return set.page[0] ? { view: set.page[0], set } : undefined;
 }
 
+/**
+ * The page of posts by id: each found post with its id's place in the list (`pos`, which the
+ * render orders by). SQLite: the ids drive the join (CROSS JOIN), so the first found come first
+ * without a sort, and the page carries the posts (`carriedPageRow`): D1 counts a sort's rows
+ * again, and a second read of each post.
+ */
+const idsPage = dialect.pick<(ids: unknown, liveOnly: boolean) => SQL>({
+  sqlite: (ids, liveOnly) => sql`select ${carriedPageRow(sql`ji.key`, sql`ji.key`)} from ${jsonRows(ids as string, "ji")} cross join posts on posts.id = ji.value
+    ${liveOnly ? sql`where posts.is_deleted = 0` : sql``} limit ${MORE_LIMITS.postsReturned}`,
+  postgres: (ids, liveOnly) => sql`select ${pageRow(sql`pi.id`, sql`ji.key`, sql`ji.key`)} from ${jsonRows(ids as string, "ji")} join posts pi on pi.id = ji.value
+    ${liveOnly ? sql`where pi.is_deleted = 0` : sql``} order by ji.key limit ${MORE_LIMITS.postsReturned}`,
+});
+
 /** Posts by id, in the order asked, unknown ids skipped, at most the first 200 found. */
 export async function readPostsByIds(db: Db, ids: number[], viewerId: number | null, opts: PostReadOptions & { liveOnly?: boolean } = {}): Promise<PostSet> {
-  const pageIds = pageIdsOf(
-    `post-ids:list:${!!opts.liveOnly}`,
-    (v) => sql`select pi.id as id from ${jsonRows(v("ids") as string, "ji")} join posts pi on pi.id = ji.value
-    ${opts.liveOnly ? sql`where pi.is_deleted = 0` : sql``} order by ji.key limit ${MORE_LIMITS.postsReturned}`,
-    { ids: JSON.stringify(ids) },
-    opts,
-  );
-  const position = new Map(ids.map((id, i) => [id, i]));
-  return readPosts(db, viewerId, pageIds, opts, (a, b) => position.get(a.post.id)! - position.get(b.post.id)!);
+  const pageIds = pageIdsOf(`post-ids:list:${!!opts.liveOnly}`, (v) => idsPage(v("ids"), !!opts.liveOnly), { ids: JSON.stringify(ids) }, opts);
+  return readPosts(db, viewerId, pageIds, { ...opts, paged: true, carried: true });
 }
 
 /** A post and its earlier versions (oldest first), one round trip. */

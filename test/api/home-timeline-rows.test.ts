@@ -21,14 +21,18 @@ const MERGED = 10;
 /** Rows a page may read beyond rendering its posts by id (see docs/contract-choices/posts-and-graph.md, "Home timelines"). */
 // Beyond rendering the page's posts: D1 merges the walks (home_items, each followed merged
 // author's posts, the mentions) in id order and stops after a page, one index seek (two rows) per
-// post taken, plus the visibility probes of each row it passes (mutes, blocks, of the reposted
-// author too). Each followed merged author adds about 3 (its follow probe, its first seek), and
-// each merged author about 2 more while there are fewer of them than the viewer's follows (read,
-// and counted up to that number to choose the side they are read from).
-// Measured: me 51–67, unified 57–70 (2026-11-26; me 163–188 and unified 209–237 before the merge);
-// whole pages 183–204 (2026-11-27, merged_authors WITHOUT ROWID: its probe's misses read no row).
-const BOUND = { me: 3 * COUNT + 4 * MERGED + 5, unified: 3 * COUNT + 4 * MERGED + 5 } as const;
-/** The whole request, rendering included (rendering 20 posts by id reads ~130 rows; a page ~185–205 for `me` and `unified`). */
+// post taken and per walk's next post queued, plus the visibility probes of each row it passes
+// (mutes, blocks, of the reposted author too). Each followed merged author adds about 3 (its
+// follow probe, its first seek), and each merged author about 2 more while there are fewer of them
+// than the viewer's follows (read, and counted up to that number to choose the side they are read
+// from). Rendering by id reads the ids' JSON rows and each post once (stores/posts.ts `idsPage`),
+// as a page's render reads each post once.
+// Measured: me 51–67, unified 57–70 beyond a by-id render that read each post three times
+// (2026-11-26; me 163–188 and unified 209–237 before the merge); whole pages 183–204 and 97–115
+// beyond a by-id render of 86–89 rows (2026-11-27, merged_authors WITHOUT ROWID: its probe's
+// misses read no row).
+const BOUND = { me: 4 * COUNT + 4 * MERGED + 5, unified: 4 * COUNT + 4 * MERGED + 5 } as const;
+/** The whole request, rendering included (rendering 20 posts by id reads ~90 rows; a page ~185–205 for `me` and `unified`). */
 const CEILING = 9 * COUNT + 4 * MERGED + 5;
 const CHUNK = 500;
 
