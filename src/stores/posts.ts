@@ -220,10 +220,16 @@ export async function readPost(
  * again, and a second read of each post.
  */
 const idsPage = dialect.pick<(ids: unknown, liveOnly: boolean) => SQL>({
-  sqlite: (ids, liveOnly) => sql`select ${carriedPageRow(sql`ji.key`, sql`ji.key`)} from ${jsonRows(ids as string, "ji")} cross join posts on posts.id = ji.value
-    ${liveOnly ? sql`where posts.is_deleted = 0` : sql``} limit ${MORE_LIMITS.postsReturned}`,
-  postgres: (ids, liveOnly) => sql`select ${pageRow(sql`pi.id`, sql`ji.key`, sql`ji.key`)} from ${jsonRows(ids as string, "ji")} join posts pi on pi.id = ji.value
-    ${liveOnly ? sql`where pi.is_deleted = 0` : sql``} order by ji.key limit ${MORE_LIMITS.postsReturned}`,
+  sqlite: (ids, liveOnly) => {
+    const live = liveOnly ? sql`where posts.is_deleted = 0` : sql``;
+    return sql`select ${carriedPageRow(sql`ji.key`, sql`ji.key`)} from ${jsonRows(ids as string, "ji")} cross join posts on posts.id = ji.value
+      ${live} limit ${MORE_LIMITS.postsReturned}`;
+  },
+  postgres: (ids, liveOnly) => {
+    const live = liveOnly ? sql`where pi.is_deleted = 0` : sql``;
+    return sql`select ${pageRow(sql`pi.id`, sql`ji.key`, sql`ji.key`)} from ${jsonRows(ids as string, "ji")} join posts pi on pi.id = ji.value
+      ${live} order by ji.key limit ${MORE_LIMITS.postsReturned}`;
+  },
 });
 
 /** Posts by id, in the order asked, unknown ids skipped, at most the first 200 found. */

@@ -294,5 +294,4 @@ describe.skipIf(isPostgres)("rows read per list page at 20,000 posts (issue 27)"
     expect(first).toBeLessThanOrEqual(3.5 * RELEVANCE_WINDOW);
     expect(second).toBeLessThanOrEqual(5.5 * RELEVANCE_WINDOW);
   });
-
 });
