@@ -11,6 +11,17 @@ export function ftsQuery(terms: string[]): string {
   return terms.map((t) => `"${t.replaceAll('"', '""')}"`).join(" ");
 }
 
+/**
+ * The FTS5 query of a message search: its words in the text, and with named channels one of their
+ * ids in the `channel_id` column (schema/migrations/0025_message_search_channels.sql), so FTS5
+ * walks only those channels' matches. `pm` (every private channel of the viewer) matches any
+ * channel: the readable set filters the messages.
+ */
+export function messageMatch(s: MessageSearch): string {
+  const words = `text : (${ftsQuery(s.terms)})`;
+  return s.channels === "pm" || !s.channels.length ? words : `${words} AND channel_id : (${s.channels.map(Number).join(" OR ")})`;
+}
+
 /** Most message lookups the "fts" candidate plan is expected to make before "channels" is preferred. */
 const FTS_WALK_LIMIT = 5000;
 /** Most facet rows the "facet" candidate plan walks. */
@@ -45,19 +56,25 @@ export function fts5SearchSql(s: MessageSearch, page: Page, viewerId: number | n
   const { where, dir, nf, readable, render, withoutWords } = searchFrame(s, page, viewerId);
   if (!s.terms.length) return withoutWords;
 
-  // Placeholders bound by `searchSql`: `match` is ftsQuery(terms).
+  // Placeholders bound by `searchSql`: `match` is messageMatch(s).
   const match = v("match");
   const relevance = s.order === "relevance";
   // Candidates wanted: a relevance window (newest first), or one page in id order.
   const want = relevance ? sql`${RELEVANCE_WINDOW}` : v("limit");
   const bounds = (col: string) => (relevance ? sql`true` : searchBounds(col, page));
   const order = relevance ? sql`DESC` : dir(!nf);
-  const score = relevance ? sql`bm25(message_search)` : sql`NULL`;
+  // The channel column's weight is 0: it only filters.
+  const score = relevance ? sql`bm25(message_search, 1.0, 0.0)` : sql`NULL`;
   const driver = facetDriver(s);
   const planCode = { channels: 0, fts: 1, facet: 2 } as const;
+  // Named channels are in the match (`messageMatch`): the match list is theirs, and each of its
+  // messages a candidate unless a filter drops it, so "fts" reads about `want` of them.
+  const named = s.channels !== "pm" && s.channels.length > 0;
   const chosen = forcePlan
     ? sql.raw(String(planCode[forcePlan === "facet" && !driver ? "fts" : forcePlan]))
-    : sql`CASE WHEN fd <= ${FACET_DRIVER_LIMIT} THEN 2 WHEN cm > 0 AND ${want} * 1.0 * t <= ${FTS_WALK_LIMIT} * 1.0 * cm THEN 1 ELSE 0 END`;
+    : named
+      ? sql`CASE WHEN fd <= ${FACET_DRIVER_LIMIT} THEN 2 ELSE 1 END`
+      : sql`CASE WHEN fd <= ${FACET_DRIVER_LIMIT} THEN 2 WHEN cm > 0 AND ${want} * 1.0 * t <= ${FTS_WALK_LIMIT} * 1.0 * cm THEN 1 ELSE 0 END`;
   const facetRows = driver ? sql`(SELECT count(*) FROM message_facets WHERE facet = ${driver[0]} AND value IN ${inList(driver[1], "text")})` : sql`NULL`;
   const plan = sql`plan(code) AS (SELECT ${chosen} FROM (SELECT ${facetRows} AS fd,
       (SELECT coalesce(sum(c.messages), 0) FROM channels c WHERE c.id IN (SELECT id FROM readable)) AS cm,

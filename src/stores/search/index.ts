@@ -4,7 +4,7 @@ import { allRows, boundShape, type BoundQuery } from "../../db/batch";
 import type { Page } from "../../http/pagination";
 import { readMessage, type MessageRecord } from "../messages";
 import { searchShapeKey, searchValues, type MessageSearch } from "./filters";
-import { fts5SearchSql, ftsQuery, type SearchPlan } from "./fts5";
+import { fts5SearchSql, messageMatch, type SearchPlan } from "./fts5";
 import { postgresSearchSql } from "./postgres";
 
 export { RELEVANCE_WINDOW, type MessageSearch } from "./filters";
@@ -36,6 +36,9 @@ export function searchSql(s: MessageSearch, page: Page, viewerId: number | null,
         channelArray: s.channels === "pm" ? null : pgIdLiteral(s.channels),
       }),
     sqlite: () =>
-      boundShape(searchShapeKey(s, page, viewerId, forcePlan), () => fts5SearchSql(s, page, viewerId, forcePlan), { ...values, match: ftsQuery(s.terms) }),
+      boundShape(searchShapeKey(s, page, viewerId, forcePlan), () => fts5SearchSql(s, page, viewerId, forcePlan), {
+        ...values,
+        match: s.terms.length ? messageMatch(s) : "",
+      }),
   })();
 }
