@@ -137,6 +137,18 @@ describe("GET /channels/messages/search: orders and words", () => {
     }
   });
 
+  it("names many channels in either order (D1 allows 5 terms in a compound SELECT)", async () => {
+    const absent = Array.from({ length: 23 }, (_, i) => String(900_000_000 + i));
+    for (const order of ["id", "relevance"]) {
+      const few = await search(`q=fox&order=${order}&channel_ids=${P},${Q}`);
+      expect(ids(few).length).toBeGreaterThan(1);
+      for (const n of [5, 6, 25]) {
+        const many = await search(`q=fox&order=${order}&channel_ids=${[P, Q, ...absent].slice(0, n).join(",")}`);
+        expect(ids(many), `${n} channels, order=${order}`).toEqual(ids(few));
+      }
+    }
+  });
+
   it("stems words (porter) and requires every word", async () => {
     expect(ids(await search(`channel_ids=${P}&q=run&order=id`))).toEqual(idsOf("A"));
     expect(ids(await search(`channel_ids=${P}&q=FOXES&order=id`))).toEqual(idsOf("C", "B", "A"));
