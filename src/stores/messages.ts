@@ -327,7 +327,9 @@ function createWrites(s: WriteShape): SQL[] {
     );
   }
   stmts.push(
-    sql`UPDATE channels SET messages = messages + 1, recent_message_id = ${NEW}, last_message_id = ${NEW}
+    // greatest(): on Postgres two messages of one channel may update its row out of their ids' order.
+    sql`UPDATE channels SET messages = messages + 1, recent_message_id = ${greatest(sql`coalesce(recent_message_id, 0)`, NEW)},
+        last_message_id = ${greatest(sql`coalesce(last_message_id, 0)`, NEW)}
       ${s.subscribe ? sql`, subscribers = (SELECT count(*) FROM subscriptions WHERE channel_id = ${chan})` : sql``}
       WHERE id = ${chan}`,
     // The new message is the channel's newest: every subscription (auto-subscribed ones too) moves up.

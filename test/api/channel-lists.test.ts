@@ -140,6 +140,11 @@ describe("GET /users/me/channels/subscribed (the inbox)", () => {
     expect(dbCallsOf(single)).toBe(1);
     // include_marker defaults to 0 on a single channel.
     expect((await call("GET", `/channels/${ch.id}`, { token: member.token })).body.data).not.toHaveProperty("marker");
+    // A newer message: the deleted one is no longer the newest.
+    const next = await message(owner.token, ch.id, "after the deletion");
+    const after = (await call("GET", "/users/me/channels/subscribed", { token: member.token, now: tick() })).body.data[0];
+    expect(after.recent_message_id).toBe(next.id);
+    expect(after).not.toHaveProperty("recent_deleted_message_id");
   });
 
   it("has_sticky_messages says whether a live message is sticky", async () => {

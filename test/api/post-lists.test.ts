@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { actor, call } from "../support/client";
 import { DB } from "../support/db";
+import * as fx from "../fixtures/media";
 import { createPost, dbCallsOf, idsOf } from "../support/fixtures";
 
 // Tags, explore streams, bookmarks lists, post interactions, reports and NSFW reposts (issue 17).
@@ -80,6 +81,26 @@ describe("post explore streams", { timeout: 60_000 }, () => {
     expect(missed).toContain(quiet.id);
     expect(missed).not.toContain(root.id);
     expect(missed).not.toContain(fresh.id);
+  });
+
+  it("photos: newest first, a post with both an image file and an oEmbed photo once, paged by before_id", async () => {
+    const owner = await actor(`${SCOPES} files`);
+    const form = new FormData();
+    form.set("content", new Blob([fx.png]), "photo.png");
+    form.set("type", "com.example.photo");
+    form.set("is_public", "1");
+    const file = (await call("POST", "/files", { token: owner.token, body: form })).body.data;
+    const oembedPhoto = { type: "photo", url: "https://img.example/q.jpg", width: 10, height: 10, version: "1.0" };
+    const onlyPhoto = await post(owner, "an oEmbed photo", { raw: { "io.example.core.oembed": [oembedPhoto] } });
+    const both = await post(owner, "a file and a photo", {
+      raw: { "io.example.core.oembed": [{ "+io.example.core.file": { file_id: file.id, file_token: file.file_token, format: "oembed" } }, oembedPhoto] },
+    });
+    const newest = await post(owner, "another oEmbed photo", { raw: { "io.example.core.oembed": [oembedPhoto] } });
+    const first = await call("GET", "/posts/streams/explore/photos?count=2");
+    expect(idsOf(first)).toEqual([newest.id, both.id]);
+    const next = idsOf(await call("GET", `/posts/streams/explore/photos?count=200&before_id=${first.body.meta.min_id}`));
+    expect(next[0]).toBe(onlyPhoto.id);
+    expect([...idsOf(first), ...next].filter((id: string) => id === both.id)).toHaveLength(1);
   });
 
   it("photos, trending, newcomers and 256", async () => {

@@ -137,6 +137,10 @@ describe("GET /channels/messages/search: orders and words", () => {
     }
   });
 
+  it("matches words in the text only, never a channel's id", async () => {
+    for (const order of ["id", "relevance"]) expect(ids(await search(`q=${P}&order=${order}&channel_ids=${P},${Q}`))).toEqual([]);
+  });
+
   it("names many channels in either order (D1 allows 5 terms in a compound SELECT)", async () => {
     const absent = Array.from({ length: 23 }, (_, i) => String(900_000_000 + i));
     for (const order of ["id", "relevance"]) {

@@ -63,7 +63,8 @@ export function fts5SearchSql(s: MessageSearch, page: Page, viewerId: number | n
   const want = relevance ? sql`${RELEVANCE_WINDOW}` : v("limit");
   const bounds = (col: string) => (relevance ? sql`true` : searchBounds(col, page));
   const order = relevance ? sql`DESC` : dir(!nf);
-  // The channel column's weight is 0: it only filters.
+  // The channel column's weight is 0: its terms add nothing to a score. Its one token per message
+  // still counts in the length bm25 normalizes by (each message's and the average, one more each).
   const score = relevance ? sql`bm25(message_search, 1.0, 0.0)` : sql`NULL`;
   const driver = facetDriver(s);
   const planCode = { channels: 0, fts: 1, facet: 2 } as const;
