@@ -125,17 +125,23 @@ function facetWalk(facet: string, value: Arg | SQL, cond: SQL, page: Page, a: Li
  * b-tree, a row read per item on D1. Postgres would hash and sort every row of such a union:
  * there each arm is a page of its own.
  */
-const photosPage = dialect.pick<(cond: SQL, page: Page, a: ListArgs) => SQL>({
-  sqlite: (cond, page, a) => {
-    const walk = (facet: string, value: string) => facetWalk(facet, sql.raw(`'${value}'`), sql`${unindexed(posts.repostOf)} is null and ${cond}`, page, a);
-    return sql`${walk("file_kind", "image")} union ${walk("oembed", "photo")} order by pid ${dir(page)} limit ${a.limit}`;
-  },
-  postgres: (cond, page, a) => {
-    const walk = (facet: string, value: string) => facetPage(facet, sql.raw(`'${value}'`), sql`${unindexed(posts.repostOf)} is null and ${cond}`, page, a);
-    return sql`select * from (${walk("file_kind", "image")}) pi union select * from (${walk("oembed", "photo")}) po
-    order by pos limit ${a.limit}`;
-  },
-});
+function photosPage(cond: SQL, page: Page, a: ListArgs): SQL {
+  const arms = (walk: typeof facetWalk) =>
+    [
+      ["file_kind", "image"],
+      ["oembed", "photo"],
+    ].map(([facet, value]) => walk(facet, sql.raw(`'${value}'`), sql`${unindexed(posts.repostOf)} is null and ${cond}`, page, a));
+  return dialect.pick({
+    sqlite: () => {
+      const [images, photos] = arms(facetWalk);
+      return sql`${images} union ${photos} order by pid ${dir(page)} limit ${a.limit}`;
+    },
+    postgres: () => {
+      const [images, photos] = arms(facetPage);
+      return sql`select * from (${images}) pi union select * from (${photos}) po order by pos limit ${a.limit}`;
+    },
+  })();
+}
 
 const dir = (page: Page) => sql.raw(page.newestFirst ? "DESC" : "ASC");
 const humanAuthor = sql`exists(select 1 from users gu where gu.id = ${posts.userId} and gu.type = 'human')`;

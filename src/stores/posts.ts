@@ -217,20 +217,12 @@ export async function readPost(
  * The page of posts by id: each found post with its id's place in the list (`pos`, which the
  * render orders by). SQLite: the ids drive the join (CROSS JOIN), so the first found come first
  * without a sort, and the page carries the posts (`carriedPageRow`): D1 counts a sort's rows
- * again, and a second read of each post.
+ * again, and a second read of each post. Postgres (no ON with CROSS JOIN) sorts by the place.
  */
-const idsPage = dialect.pick<(ids: unknown, liveOnly: boolean) => SQL>({
-  sqlite: (ids, liveOnly) => {
-    const live = liveOnly ? sql`where posts.is_deleted = 0` : sql``;
-    return sql`select ${carriedPageRow(sql`ji.key`, sql`ji.key`)} from ${jsonRows(ids as string, "ji")} cross join posts on posts.id = ji.value
-      ${live} limit ${MORE_LIMITS.postsReturned}`;
-  },
-  postgres: (ids, liveOnly) => {
-    const live = liveOnly ? sql`where pi.is_deleted = 0` : sql``;
-    return sql`select ${pageRow(sql`pi.id`, sql`ji.key`, sql`ji.key`)} from ${jsonRows(ids as string, "ji")} join posts pi on pi.id = ji.value
-      ${live} order by ji.key limit ${MORE_LIMITS.postsReturned}`;
-  },
-});
+const [idsJoin, idsOrder] = dialect.pick({ sqlite: [sql`cross join`, sql``], postgres: [sql`join`, sql`order by ji.key`] });
+const idsPage = (ids: unknown, liveOnly: boolean) =>
+  sql`select ${carriedPageRow(sql`ji.key`, sql`ji.key`)} from ${jsonRows(ids as string, "ji")} ${idsJoin} posts on posts.id = ji.value
+    ${liveOnly ? sql`where posts.is_deleted = 0` : sql``} ${idsOrder} limit ${MORE_LIMITS.postsReturned}`;
 
 /** Posts by id, in the order asked, unknown ids skipped, at most the first 200 found. */
 export async function readPostsByIds(db: Db, ids: number[], viewerId: number | null, opts: PostReadOptions & { liveOnly?: boolean } = {}): Promise<PostSet> {

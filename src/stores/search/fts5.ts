@@ -11,6 +11,9 @@ export function ftsQuery(terms: string[]): string {
   return terms.map((t) => `"${t.replaceAll('"', '""')}"`).join(" ");
 }
 
+/** The channels a search names (null for `pm`, or none): those `messageMatch` puts in the query. */
+const namedChannels = (s: MessageSearch): number[] | null => (s.channels !== "pm" && s.channels.length > 0 ? s.channels : null);
+
 /**
  * The FTS5 query of a message search: its words in the text, and with named channels one of their
  * ids in the `channel_id` column (schema/migrations/0025_message_search_channels.sql), so FTS5
@@ -19,7 +22,8 @@ export function ftsQuery(terms: string[]): string {
  */
 export function messageMatch(s: MessageSearch): string {
   const words = `text : (${ftsQuery(s.terms)})`;
-  return s.channels === "pm" || !s.channels.length ? words : `${words} AND channel_id : (${s.channels.map(Number).join(" OR ")})`;
+  const named = namedChannels(s);
+  return named ? `${words} AND channel_id : (${named.map(Number).join(" OR ")})` : words;
 }
 
 /** Most message lookups the "fts" candidate plan is expected to make before "channels" is preferred. */
@@ -70,7 +74,7 @@ export function fts5SearchSql(s: MessageSearch, page: Page, viewerId: number | n
   const planCode = { channels: 0, fts: 1, facet: 2 } as const;
   // Named channels are in the match (`messageMatch`): the match list is theirs, and each of its
   // messages a candidate unless a filter drops it, so "fts" reads about `want` of them.
-  const named = s.channels !== "pm" && s.channels.length > 0;
+  const named = namedChannels(s) != null;
   const chosen = forcePlan
     ? sql.raw(String(planCode[forcePlan === "facet" && !driver ? "fts" : forcePlan]))
     : named

@@ -8,7 +8,7 @@ import { fts5SearchSql, messageMatch, type SearchPlan } from "./fts5";
 import { postgresSearchSql } from "./postgres";
 
 export { RELEVANCE_WINDOW, type MessageSearch } from "./filters";
-export { ftsQuery, type SearchPlan } from "./fts5";
+export type { SearchPlan } from "./fts5";
 
 /**
  * Runs a message search as ONE SQL statement (one round trip): the readable channels, the
