@@ -52,9 +52,21 @@ const lockSource = dialect.transactionLock(OUTBOX_LOCK);
  */
 export function reserveEvent(type: EventType, ref: OutboxRef, at: number, objectId?: SQL, when?: SQL): SQL {
   const { id, ...rest } = ref;
-  const refSql = objectId ? refText(rest, { id: objectId }) : sql`${JSON.stringify({ ...rest, ...(id !== undefined ? { id } : {}) })}`;
+  const refSql = objectId ? refText(rest, { id: objectId }) : sql`${refJson(ref)}`;
   return reserveSql(type, refSql, at, when);
 }
+
+/** A reference whose id is known before the batch, as stored: its fields, the id last. */
+const refJson = ({ id, ...rest }: OutboxRef) => JSON.stringify({ ...rest, ...(id !== undefined ? { id } : {}) });
+
+/**
+ * `reserveEvent(type, ref, at)` for a statement compiled once per shape, when the ref's id is
+ * known before the batch: the placeholders that `refValues` fills.
+ */
+export const reserveRefShape = (type: EventType): SQL => reserveSql(type, placeholder("eventJson"), placeholder("eventAt"));
+
+/** The values of `reserveRefShape`'s placeholders. */
+export const refValues = (ref: OutboxRef, at: number) => ({ eventJson: refJson(ref), eventAt: at });
 
 const reserveSql = (type: EventType, refSql: SQL, at: number | SQL, when?: SQL) =>
   sql`INSERT INTO stream_outbox (type, ref, created_at) SELECT ${type}, ${refSql}, ${at} ${lockSource} ${when ? sql`WHERE ${when}` : sql``} RETURNING id`;

@@ -2,10 +2,10 @@ import { sql, type SQL } from "drizzle-orm";
 import type { Page } from "../http/pagination";
 import { bool, json, pageBoundsSql, pageBoundValues, pageBoundsShape, readUser, userColumnsSql, type Row } from "./channel-sql";
 import type { Db, RawResult } from "../db";
-import { boundShapes, mixedBatch, type BoundQuery } from "../db/batch";
+import { boundShapes, mixedBatch, placeholder, type BoundQuery } from "../db/batch";
 import { postsQuery, toPostSet, type PostSet } from "./posts";
 import { sharedViewer, viewerSql, type UserView, type Viewer, type ViewerSlot } from "./users";
-import { inList, jsonArray, jsonArrayAgg } from "../db/dialect";
+import { inList, int, jsonArray, jsonArrayAgg } from "../db/dialect";
 
 export type InteractionAction = "bookmark" | "reply" | "repost" | "follow" | "poll_response";
 
@@ -15,13 +15,9 @@ export const INTERACTION_ACTIONS: readonly InteractionAction[] = ["bookmark", "r
 /** Events of the same action on the same object merge while within this many seconds of the latest. */
 export const MERGE_WINDOW_SECONDS = 24 * 60 * 60;
 
-/**
- * The writes that record one interaction event (decisions §11), to run in the same batch as the
- * action itself: join the newest group for (user, action, object) if its latest event is within
- * 24 hours, else open a new group; then move the group's latest event to this one.
- * `userId` is the user the interaction is shown to; actions on one's own objects are not recorded.
- */
-export function interactionWrites(e: {
+/** One interaction event to record (decisions §11). */
+export interface InteractionEvent {
+  /** The user the interaction is shown to; actions on one's own objects are not recorded. */
   userId: number;
   action: InteractionAction;
   objectId: number;
@@ -29,19 +25,53 @@ export function interactionWrites(e: {
   at: number;
   /** Records nothing unless this holds when the batch runs (e.g. the poll is still open). */
   when?: SQL;
-}): SQL[] {
-  if (e.userId === e.actorId) return [];
-  const since = e.at - MERGE_WINDOW_SECONDS;
-  const when = e.when ? sql` and ${e.when}` : sql``;
-  const group = sql`(select id from interaction_groups where user_id = ${e.userId} and action = ${e.action} and object_id = ${e.objectId} order by latest_at desc, id desc limit 1)`;
+}
+
+/** Whether the event is recorded at all: not when the user acted on their own object. */
+export const recordsInteraction = (e: InteractionEvent) => e.userId !== e.actorId;
+
+/**
+ * The writes that record one interaction event, to run in the same batch as the action itself:
+ * join the newest group for (user, action, object) if its latest event is within 24 hours, else
+ * open a new group; then move the group's latest event to this one. None for an action on one's
+ * own object.
+ */
+export function interactionWrites(e: InteractionEvent): SQL[] {
+  if (!recordsInteraction(e)) return [];
+  return interactionStatements(e.action, { user: e.userId, object: e.objectId, actor: e.actorId, at: e.at, since: e.at - MERGE_WINDOW_SECONDS }, e.when);
+}
+
+/**
+ * `interactionWrites` for statements compiled once per shape (`boundShapes`): the event's values
+ * are the placeholders `interactionValues` fills. Only for an event that `recordsInteraction`.
+ */
+export function interactionWritesShape(action: InteractionAction): SQL[] {
+  const [user, object, actor, at, since] = ["ixUser", "ixObject", "ixActor", "ixAt", "ixSince"].map(placeholder);
+  return interactionStatements(action, { user, object, actor, at, since });
+}
+
+/** The values of `interactionWritesShape`'s placeholders. */
+export const interactionValues = (e: InteractionEvent) => ({
+  ixUser: e.userId,
+  ixObject: e.objectId,
+  ixActor: e.actorId,
+  ixAt: e.at,
+  ixSince: e.at - MERGE_WINDOW_SECONDS,
+});
+
+type Value = number | SQL;
+
+function interactionStatements(action: InteractionAction, e: { user: Value; object: Value; actor: Value; at: Value; since: Value }, condition?: SQL): SQL[] {
+  const when = condition ? sql` and ${condition}` : sql``;
+  const group = sql`(select id from interaction_groups where user_id = ${e.user} and action = ${action} and object_id = ${e.object} order by latest_at desc, id desc limit 1)`;
   return [
     sql`insert into interaction_groups (user_id, action, object_id, latest_event_id, latest_at)
-        select ${e.userId}, ${e.action}, ${e.objectId}, 0, ${e.at}
-        where not exists (select 1 from interaction_groups where user_id = ${e.userId} and action = ${e.action} and object_id = ${e.objectId} and latest_at >= ${since})${when}`,
+        select ${int(e.user)}, ${action}, ${int(e.object)}, 0, ${int(e.at)}
+        where not exists (select 1 from interaction_groups where user_id = ${e.user} and action = ${action} and object_id = ${e.object} and latest_at >= ${e.since})${when}`,
     // One event per actor and group: an actor acting again (bookmark, unbookmark, bookmark) moves to the front.
-    sql`delete from interaction_events where group_id = ${group} and actor_id = ${e.actorId}${when}`,
-    sql`insert into interaction_events (group_id, actor_id, created_at) select ${group}, ${e.actorId}, ${e.at} where true${when}`,
-    sql`update interaction_groups set latest_event_id = (select max(id) from interaction_events where group_id = interaction_groups.id), latest_at = ${e.at}
+    sql`delete from interaction_events where group_id = ${group} and actor_id = ${e.actor}${when}`,
+    sql`insert into interaction_events (group_id, actor_id, created_at) select ${group}, ${int(e.actor)}, ${int(e.at)} where true${when}`,
+    sql`update interaction_groups set latest_event_id = (select max(id) from interaction_events where group_id = interaction_groups.id), latest_at = ${int(e.at)}
         where id = ${group}${when}`,
   ];
 }

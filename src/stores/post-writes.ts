@@ -3,11 +3,22 @@ import { LIMITS } from "../config";
 import type { Db } from "../db";
 import { boundShape, boundShapes, mixedBatch, placeholder as v, violates, type BoundQuery } from "../db/batch";
 import type { RawResult } from "../db/types";
-import { capturedSeq, reserveCaptured, reservedSeq, reservedValues, reserveEvent, reserveEventShape, refText, type OutboxRef } from "../events/outbox";
+import {
+  capturedSeq,
+  refValues,
+  reserveCaptured,
+  reservedSeq,
+  reservedValues,
+  reserveEvent,
+  reserveEventShape,
+  reserveRefShape,
+  refText,
+  type OutboxRef,
+} from "../events/outbox";
 import { dialect, inList, int, jsonItem, jsonRows, jsonValues, lastId, text } from "../db/dialect";
 import type { TextResult } from "../text";
 import { fanOutSql, repostsClearSql } from "./home-timeline";
-import { interactionWrites } from "./interactions";
+import { interactionValues, interactionWritesShape, recordsInteraction, type InteractionEvent } from "./interactions";
 import { markerWriteSql } from "./markers";
 import { messageFacets, rawAttachments } from "./messages";
 import { postsQuery, toPostSet, type PostRows, type PostSet, type PostView } from "./posts";
@@ -20,11 +31,17 @@ import { postsQuery, toPostSet, type PostRows, type PostSet, type PostView } fro
 
 const single = (id: number | SQL) => sql`select ${typeof id === "number" ? int(id) : id} as id`;
 
+/** The page of the one post `id`, compiled once: the read back of a write that knows its post. */
+const idPage = (id: number) => boundShape("id-page", () => sql`select ${int(v("id"))} as id`, { id });
+
 /**
  * The post the batch just inserted for a user: where batches never interleave (D1) their newest
  * post, else the posts sequence's value in this transaction.
  */
 const newestOf = (userId: number | SQL) => (dialect.serializesWrites ? sql`(select max(np.id) from posts np where np.user_id = ${userId})` : lastId("posts"));
+
+/** The page of the post the batch just inserted for `user` (see `newestOf`), compiled once. */
+const newestPostPage = (user: number) => boundShape("newest-post-page", () => sql`select ${newestOf(v("user"))} as id`, { user });
 
 /** Explore `newcomers`: 1 while the author has fewer than NEWCOMER_POSTS original posts (before the insert). */
 const NEWCOMER_POSTS = 50;
@@ -36,7 +53,7 @@ const conversation = sql`case when exists(select 1 from posts cr where cr.thread
   and cr.user_id <> posts.user_id and cr.is_deleted = 0) then 1 else 0 end`;
 
 /** Ancestors of a post (itself included), walking reply_to up to the thread root. */
-const ancestors = (postId: number) =>
+const ancestors = (postId: number | SQL) =>
   sql`with recursive anc(id) as (select ${int(postId)} union select ap.reply_to from posts ap join anc on ap.id = anc.id where ap.reply_to is not null)`;
 
 const mentionIds = (text: TextResult) => JSON.stringify([...new Set(text.entities.mentions.map((m) => Number(m.id)))]);
@@ -110,8 +127,10 @@ export type CreateResult = { ok: true; set: PostSet; view: PostView; seq?: numbe
 export async function createPost(db: Db, p: NewPost): Promise<CreateResult> {
   const facets = postFacets(p.text, p.raw);
   const { fileIds } = rawAttachments(p.raw);
+  const reply: InteractionEvent | null = p.replyTo && { userId: p.replyTo.userId, action: "reply", objectId: p.replyTo.id, actorId: p.userId, at: p.at };
   const shape: PostShape = {
-    reply: p.replyTo !== null,
+    reply: reply !== null,
+    replyRecorded: reply !== null && recordsInteraction(reply),
     sentinel: p.sentinel !== null,
     mentions: p.text.entities.mentions.length > 0,
     facets: facets.length > 0 || fileIds.length > 0,
@@ -131,28 +150,20 @@ export async function createPost(db: Db, p: NewPost): Promise<CreateResult> {
     mentions: mentionIds(p.text),
     facets: JSON.stringify(facets),
     files: JSON.stringify(fileIds),
+    ...(reply && shape.replyRecorded ? interactionValues(reply) : {}),
     ...(p.event ? reservedValues(p.event, p.at) : {}),
   };
   const id = newestOf(p.userId);
-  // The post's own writes compiled once per shape and bound per request (drizzle's compile cost
-  // more CPU than the write); a reply's and the marker's writes are built per request.
+  // The post's own writes (a reply's too) compiled once per shape and bound per request (drizzle's
+  // compile cost more CPU than the write); the marker's are built per request.
   const writes: (SQL | BoundQuery)[] = boundShapes(`post-create:${Object.values(shape).map(Number).join("")}`, () => postWrites(shape), values);
-  if (p.replyTo) {
-    writes.push(
-      sql`update posts set replies = replies + 1 where id = ${p.replyTo.id}`,
-      sql`update posts set is_conversation = 1 where id = (select rt.thread_id from posts rt where rt.id = ${id}) and user_id <> ${p.userId}`,
-      sql`${ancestors(p.replyTo.id)} update posts set threads = threads + 1 where id in (select id from anc)`,
-      ...interactionWrites({ userId: p.replyTo.userId, action: "reply", objectId: p.replyTo.id, actorId: p.userId, at: p.at }),
-    );
-  }
   if (p.marker) {
     writes.push(markerWriteSql({ userId: p.userId, name: "personal", position: id, percentage: 0, reset: false, version: p.marker.version, at: p.at }));
   }
   // The outbox row last among the writes: on Postgres it takes the outbox lock, held to commit.
   if (p.event) writes.push(boundShape("post-create-event", () => reserveEventShape("post", newestOf(v("user"))), values));
-  const page = boundShape("post-create-page", () => sql`select ${newestOf(v("user"))} as id`, values);
   try {
-    const results = await mixedBatch(db, [...writes, postsQuery(p.userId, page)]);
+    const results = await mixedBatch(db, [...writes, postsQuery(p.userId, newestPostPage(p.userId))]);
     const set = readBack(results);
     return { ok: true, set, view: set.page[0], seq: p.event ? reservedSeq(results[results.length - 2] as RawResult) : undefined };
   } catch (err) {
@@ -165,6 +176,8 @@ export async function createPost(db: Db, p: NewPost): Promise<CreateResult> {
 /** What decides the text of a post create's own writes. */
 interface PostShape {
   reply: boolean;
+  /** A reply to someone else's post: an interaction of its author's. */
+  replyRecorded: boolean;
   sentinel: boolean;
   mentions: boolean;
   facets: boolean;
@@ -196,6 +209,15 @@ function postWrites(s: PostShape): SQL[] {
   if (s.facets) writes.push(facetsInsert(id, v("facets"), v("files"), s.sentinel ? v("sentinel") : null)!);
   // The author's row is updated (locked, on Postgres) before the fan-out: see home-timeline.ts.
   writes.push(sql`update users set posts = posts + 1 where id = ${user}`, fanOutSql(user, id));
+  if (s.reply) {
+    const replyId = v("replyId");
+    writes.push(
+      sql`update posts set replies = replies + 1 where id = ${replyId}`,
+      sql`update posts set is_conversation = 1 where id = (select rt.thread_id from posts rt where rt.id = ${id}) and user_id <> ${user}`,
+      sql`${ancestors(replyId)} update posts set threads = threads + 1 where id in (select id from anc)`,
+      ...(s.replyRecorded ? interactionWritesShape("reply") : []),
+    );
+  }
   return writes;
 }
 
@@ -316,22 +338,20 @@ export async function createRepost(
   db: Db,
   r: { userId: number; appId: number; target: { id: number; userId: number }; isNsfw: boolean; at: number; event?: OutboxRef },
 ): Promise<RepostResult> {
-  const id = newestOf(r.userId);
-  const writes: SQL[] = [
-    // NOT NULL on user_id fails when already reposted, on app_id when the original is deleted.
-    sql`insert into posts (user_id, app_id, thread_id, repost_of, is_nsfw, created_at, revised_at)
-      select case when exists(select 1 from posts e where e.repost_of = ${r.target.id} and e.user_id = ${r.userId}) then null else ${int(r.userId)} end,
-        case when exists(select 1 from posts o where o.id = ${r.target.id} and o.is_deleted = 0) then ${int(r.appId)} else null end,
-        0, ${r.target.id}, ${r.isNsfw ? 1 : 0}, ${r.at}, ${r.at}`,
-    sql`update posts set thread_id = id where id = ${id}`,
-    sql`update posts set reposts = reposts + 1 where id = ${r.target.id}`,
-    sql`update users set posts = posts + 1 where id = ${r.userId}`,
-    fanOutSql(r.userId, id),
-    ...interactionWrites({ userId: r.target.userId, action: "repost", objectId: r.target.id, actorId: r.userId, at: r.at }),
-  ];
-  if (r.event) writes.push(reserveEvent("post", r.event, r.at, id));
+  const interaction: InteractionEvent = { userId: r.target.userId, action: "repost", objectId: r.target.id, actorId: r.userId, at: r.at };
+  const recorded = recordsInteraction(interaction);
+  const values = {
+    user: r.userId,
+    app: r.appId,
+    target: r.target.id,
+    nsfw: r.isNsfw ? 1 : 0,
+    at: r.at,
+    ...(recorded ? interactionValues(interaction) : {}),
+    ...(r.event ? reservedValues(r.event, r.at) : {}),
+  };
+  const writes = boundShapes(`repost-create:${Number(recorded)}${Number(!!r.event)}`, () => repostWrites(recorded, !!r.event), values);
   try {
-    const results = await mixedBatch(db, [...writes, postsQuery(r.userId, sql`select ${id} as id`)]);
+    const results = await mixedBatch(db, [...writes, postsQuery(r.userId, newestPostPage(r.userId))]);
     const set = readBack(results);
     const seq = r.event ? reservedSeq(results[results.length - 2] as RawResult) : undefined;
     return { ok: true, repost: set.page[0], original: set.byId.get(r.target.id)!, set, seq };
@@ -340,6 +360,25 @@ export async function createRepost(
     if (violates(err, "posts", "app_id")) return { ok: false, reason: "deleted" };
     throw err;
   }
+}
+
+/** A repost's writes, compiled once per shape: the post, its thread id, the counters, the home fan-out, the interaction, the event. */
+function repostWrites(recorded: boolean, event: boolean): SQL[] {
+  const [user, target] = [v("user"), v("target")];
+  const id = newestOf(user);
+  return [
+    // NOT NULL on user_id fails when already reposted, on app_id when the original is deleted.
+    sql`insert into posts (user_id, app_id, thread_id, repost_of, is_nsfw, created_at, revised_at)
+      select case when exists(select 1 from posts e where e.repost_of = ${target} and e.user_id = ${user}) then null else ${int(user)} end,
+        case when exists(select 1 from posts o where o.id = ${target} and o.is_deleted = 0) then ${int(v("app"))} else null end,
+        0, ${target}, ${v("nsfw")}, ${v("at")}, ${v("at")}`,
+    sql`update posts set thread_id = id where id = ${id}`,
+    sql`update posts set reposts = reposts + 1 where id = ${target}`,
+    sql`update users set posts = posts + 1 where id = ${user}`,
+    fanOutSql(user, id),
+    ...(recorded ? interactionWritesShape("repost") : []),
+    ...(event ? [reserveEventShape("post", id)] : []),
+  ];
 }
 
 /** The post actions act on for a post id: the original of a repost, else the post. */
@@ -390,24 +429,38 @@ export async function addBookmark(
   db: Db,
   b: { userId: number; target: { id: number; userId: number }; note: string | null; at: number; event?: OutboxRef },
 ): Promise<BookmarkResult> {
-  // The reference names the post; the actor is route.actorId.
-  const reserved = b.event ? [reserveEvent("bookmark", { ...b.event, id: b.target.id }, b.at)] : [];
+  const interaction: InteractionEvent = { userId: b.target.userId, action: "bookmark", objectId: b.target.id, actorId: b.userId, at: b.at };
+  const recorded = recordsInteraction(interaction);
+  const values = {
+    user: b.userId,
+    post: b.target.id,
+    note: b.note,
+    at: b.at,
+    ...(recorded ? interactionValues(interaction) : {}),
+    // The reference names the post; the actor is route.actorId.
+    ...(b.event ? refValues({ ...b.event, id: b.target.id }, b.at) : {}),
+  };
+  // Compiled once per shape (drizzle's compile cost more CPU than the write), bound per request.
+  const writes = boundShapes(`bookmark-add:${Number(recorded)}${Number(!!b.event)}`, () => bookmarkWrites(recorded, !!b.event), values);
   try {
-    const results = await mixedBatch(db, [
-      // The unique key (user_id, post_id) refuses a second bookmark, rolling the counters back with it.
-      sql`insert into bookmarks (user_id, post_id, note, created_at) values (${b.userId}, ${b.target.id}, ${b.note}, ${b.at})`,
-      sql`update posts set bookmarks = bookmarks + 1 where id = ${b.target.id}`,
-      sql`update users set bookmarks = bookmarks + 1 where id = ${b.userId}`,
-      ...interactionWrites({ userId: b.target.userId, action: "bookmark", objectId: b.target.id, actorId: b.userId, at: b.at }),
-      ...reserved,
-      postsQuery(b.userId, single(b.target.id)),
-    ]);
+    const results = await mixedBatch(db, [...writes, postsQuery(b.userId, idPage(b.target.id))]);
     const set = readBack(results);
     return { ok: true, view: set.page[0], set, seq: b.event ? reservedSeq(results[results.length - 2] as RawResult) : undefined };
   } catch (err) {
     if (violates(err, "bookmarks")) return { ok: false };
     throw err;
   }
+}
+
+function bookmarkWrites(recorded: boolean, event: boolean): SQL[] {
+  return [
+    // The unique key (user_id, post_id) refuses a second bookmark, rolling the counters back with it.
+    sql`insert into bookmarks (user_id, post_id, note, created_at) values (${v("user")}, ${v("post")}, ${v("note")}, ${v("at")})`,
+    sql`update posts set bookmarks = bookmarks + 1 where id = ${v("post")}`,
+    sql`update users set bookmarks = bookmarks + 1 where id = ${v("user")}`,
+    ...(recorded ? interactionWritesShape("bookmark") : []),
+    ...(event ? [reserveRefShape("bookmark")] : []),
+  ];
 }
 
 /** Sets the note of an existing bookmark (null clears it). */

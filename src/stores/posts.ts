@@ -1,9 +1,9 @@
 import { eq, sql, type SQL } from "drizzle-orm";
 import { MORE_LIMITS } from "../config";
 import { schema, type Db, type RawResult } from "../db";
-import { BoundQuery, boundShape, first, mixedBatch, placeholder } from "../db/batch";
-import { dialect, int, jsonRows, text } from "../db/dialect";
-import { readUser, userColumnsSql } from "./channel-sql";
+import { BoundQuery, boundShape, mixedBatch, placeholder } from "../db/batch";
+import { dialect, existsFlag, int, jsonRows, text } from "../db/dialect";
+import { bool, readUser, userColumnsSql } from "./channel-sql";
 import { boundPostsQuery, decodePostRow } from "./post-statement";
 import type { UserView, ViewerSlot } from "./users";
 
@@ -257,36 +257,31 @@ export interface PostBasics {
   youBookmarked: boolean;
 }
 
+/** The lookup of `getPostBasics`, compiled once: the post, and the post actions act on (`t`). */
+const postBasicsSql = () => {
+  const t = sql`coalesce(bp.repost_of, bp.id)`;
+  return sql`select bp.id, bp.user_id, bp.repost_of, bp.is_deleted, bp.is_revised, bp.created_at, bp.thread_id, bp.reply_to,
+      tb.user_id as target_user_id, tb.is_deleted as target_deleted, tb.thread_id as target_thread_id,
+      ${existsFlag(sql`select 1 from posts yr where yr.repost_of = ${t} and yr.user_id = ${placeholder("viewer")}`)} as you_reposted,
+      ${existsFlag(sql`select 1 from bookmarks yb where yb.post_id = ${t} and yb.user_id = ${placeholder("viewer")}`)} as you_bookmarked
+    from posts bp left join posts tb on tb.id = ${t} where bp.id = ${placeholder("id")}`;
+};
+
 export async function getPostBasics(db: Db, id: number, viewerId: number): Promise<PostBasics | undefined> {
-  // Qualified by hand: a single-table select renders `${posts.id}` as a bare `"id"`, which inside
-  // the subqueries below would name the subquery's own columns.
-  const t = sql`coalesce("posts"."repost_of", "posts"."id")`;
   // Through the batch executor, not the builder's own session: a deferred token check rides in it.
-  const [rows] = await mixedBatch(db, [
-    db
-      .select({
-        id: posts.id,
-        userId: posts.userId,
-        repostOf: posts.repostOf,
-        isDeleted: posts.isDeleted,
-        isRevised: posts.isRevised,
-        createdAt: posts.createdAt,
-        threadId: posts.threadId,
-        replyTo: posts.replyTo,
-        targetUserId: sql<number>`(select tb.user_id from posts tb where tb.id = ${t})`.mapWith(Number),
-        targetDeleted: sql<number>`(select tb.is_deleted from posts tb where tb.id = ${t})`.mapWith(Boolean),
-        targetThreadId: sql<number>`(select tb.thread_id from posts tb where tb.id = ${t})`.mapWith(Number),
-        youReposted: sql<number>`exists(select 1 from posts yr where yr.repost_of = ${t} and yr.user_id = ${viewerId})`.mapWith(Boolean),
-        youBookmarked: sql<number>`exists(select 1 from bookmarks yb where yb.post_id = ${t} and yb.user_id = ${viewerId})`.mapWith(Boolean),
-      })
-      .from(posts)
-      .where(eq(posts.id, id)),
-  ]);
-  const row = first(rows);
+  const [rows] = await mixedBatch(db, [boundShape("post-basics", postBasicsSql, { id, viewer: viewerId })]);
+  const row = rows.results[0];
   if (!row) return undefined;
-  const { targetUserId, targetDeleted, targetThreadId, ...rest } = row;
+  const num = (v: unknown) => (v == null ? null : Number(v));
+  const post = { id: Number(row.id), userId: Number(row.user_id), repostOf: num(row.repost_of), threadId: Number(row.thread_id) };
   return {
-    ...rest,
-    target: { id: row.repostOf ?? row.id, userId: targetUserId, isDeleted: targetDeleted, threadId: targetThreadId },
+    ...post,
+    isDeleted: bool(row.is_deleted),
+    isRevised: bool(row.is_revised),
+    createdAt: Number(row.created_at),
+    replyTo: num(row.reply_to),
+    target: { id: post.repostOf ?? post.id, userId: Number(row.target_user_id), isDeleted: bool(row.target_deleted), threadId: Number(row.target_thread_id) },
+    youReposted: bool(row.you_reposted),
+    youBookmarked: bool(row.you_bookmarked),
   };
 }
