@@ -116,7 +116,7 @@ export function refText(ref: Omit<OutboxRef, "id">, fields: Record<string, SQL>)
  * outbox lock (a deadlock). So `capture` keeps the reference in a transaction-local setting and
  * `insert` reads it back. `slot` tells apart several reservations of one batch.
  */
-export function reserveCaptured(type: EventType, at: number, ref: SQL, slot = 0): { capture: SQL; insert: SQL } {
+export function reserveCaptured(type: EventType, at: number | SQL, ref: SQL, slot = 0): { capture: SQL; insert: SQL } {
   if (dialect.serializesWrites) {
     return {
       capture: sql`INSERT INTO stream_outbox (type, ref, created_at) SELECT ${type}, r.ref, ${at} FROM (SELECT ${ref} AS ref) r WHERE r.ref IS NOT NULL RETURNING id`,

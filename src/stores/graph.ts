@@ -1,8 +1,8 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Db, RawResult } from "../db";
 import { followBackfillSql, unfollowClearSql } from "./home-timeline";
-import { interactionWrites } from "./interactions";
-import { boundShape, mixedBatch, placeholder, violates, type BoundQuery } from "../db/batch";
+import { interactionValues, interactionWritesShape, recordsInteraction, type InteractionEvent } from "./interactions";
+import { boundShape, boundShapes, mixedBatch, placeholder, violates, type BoundQuery } from "../db/batch";
 import { readUser, userColumnsSql } from "./channel-sql";
 import type { UserView } from "./users";
 import { int } from "../db/dialect";
@@ -53,9 +53,12 @@ type Reservation = ReturnType<typeof reserveCaptured>;
  * stands in the batch (the row is not yet inserted or deleted).
  */
 function graphReservation(type: EventType, e: GraphEvent, actorId: number, targetId: number, isDeleted: boolean, when: SQL, slot: number): Reservation {
-  const ref = JSON.stringify({ origin: e.origin, isDeleted, route: { actorId, userIds: [targetId] } });
-  return reserveCaptured(type, e.at, sql`case when ${when} then ${ref} end`, slot);
+  return reserveCaptured(type, e.at, sql`case when ${when} then ${graphRef(e, actorId, targetId, isDeleted)} end`, slot);
 }
+
+/** The outbox reference of a graph event: both users (route.actorId acts on route.userIds[0]). */
+const graphRef = (e: GraphEvent, actorId: number, targetId: number, isDeleted: boolean) =>
+  JSON.stringify({ origin: e.origin, isDeleted, route: { actorId, userIds: [targetId] } });
 
 /** Runs `writes` (holding the `reservations`' captures), then the outbox inserts, then the reads. */
 async function run(db: Db, actorId: number, targetId: number, writes: SQL[], changed: (results: RawResult[]) => boolean, reservations: Reservation[] = []) {
@@ -72,39 +75,57 @@ async function run(db: Db, actorId: number, targetId: number, writes: SQL[], cha
   return { change, seqs };
 }
 
-const blockedEitherWay = (a: number, b: number) =>
+const blockedEitherWay = (a: number | SQL, b: number | SQL) =>
   sql`exists(select 1 from user_blocks bk where (bk.user_id = ${a} and bk.blocked_id = ${b}) or (bk.user_id = ${b} and bk.blocked_id = ${a}))`;
 
 export type FollowResult = { ok: true; change: GraphChange } | { ok: false; reason: "already" | "blocked" };
 
 /** `followerId` follows `followedId` (an existing user); refused while either blocks the other. */
 export async function follow(db: Db, followerId: number, followedId: number, at: number, event?: GraphEvent): Promise<FollowResult> {
-  // A second follow or a block fails the insert and rolls everything back: the event holds when the batch commits.
-  const reservations = event ? [graphReservation("follow", event, followerId, followedId, false, sql`1 = 1`, 0)] : [];
+  const interaction: InteractionEvent = { userId: followedId, action: "follow", objectId: followedId, actorId: followerId, at };
+  const recorded = recordsInteraction(interaction);
+  const values = {
+    follower: followerId,
+    followed: followedId,
+    at,
+    ...(recorded ? interactionValues(interaction) : {}),
+    ...(event ? { eventJson: graphRef(event, followerId, followedId, false), eventAt: event.at } : {}),
+  };
+  // Compiled once per shape (drizzle's compile cost more CPU than the write), bound per request.
+  const writes = boundShapes(`follow:${Number(recorded)}${Number(!!event)}`, () => followWrites(recorded, !!event), values);
   try {
-    const { change } = await run(
-      db,
-      followerId,
-      followedId,
-      [
-        // Primary key: already following. NOT NULL on followed_id: a block either way.
-        sql`insert into follows (follower_id, followed_id, created_at)
-          select ${followerId}, case when ${blockedEitherWay(followerId, followedId)} then null else ${int(followedId)} end, ${at}`,
-        sql`update users set following = following + 1 where id = ${followerId}`,
-        sql`update users set followers = followers + 1 where id = ${followedId}`,
-        ...followBackfillSql(followerId, followedId),
-        ...interactionWrites({ userId: followedId, action: "follow", objectId: followedId, actorId: followerId, at }),
-        ...reservations.map((r) => r.capture),
-      ],
-      () => true,
-      reservations,
-    );
+    // A second follow or a block fails the insert and rolls everything back: the event holds when the batch commits.
+    const results = await mixedBatch(db, [...writes, userQuery(followedId, followerId), userQuery(followerId, null)]);
+    const n = results.length;
+    const change: GraphChange = {
+      changed: true,
+      target: first(results[n - 2] as RawResult),
+      actor: first(results[n - 1] as RawResult),
+      // With an event, the writes end with its capture and insert.
+      seq: event ? capturedSeq(results[n - 4] as RawResult, results[n - 3] as RawResult) : undefined,
+    };
     return { ok: true, change };
   } catch (err) {
     if (violates(err, "follows")) return { ok: false, reason: "already" };
     if (violates(err, "follows", "followed_id")) return { ok: false, reason: "blocked" };
     throw err;
   }
+}
+
+/** A follow's writes, compiled once per shape: the row, the counts, the home timeline, the interaction, the event's capture and insert. */
+function followWrites(recorded: boolean, event: boolean): SQL[] {
+  const [follower, followed] = [placeholder("follower"), placeholder("followed")];
+  const reservation = event ? reserveCaptured("follow", placeholder("eventAt"), sql`case when 1 = 1 then ${placeholder("eventJson")} end`, 0) : null;
+  return [
+    // Primary key: already following. NOT NULL on followed_id: a block either way.
+    sql`insert into follows (follower_id, followed_id, created_at)
+      select ${follower}, case when ${blockedEitherWay(follower, followed)} then null else ${int(followed)} end, ${placeholder("at")}`,
+    sql`update users set following = following + 1 where id = ${follower}`,
+    sql`update users set followers = followers + 1 where id = ${followed}`,
+    ...followBackfillSql(follower, followed),
+    ...(recorded ? interactionWritesShape("follow") : []),
+    ...(reservation ? [reservation.capture, reservation.insert] : []),
+  ];
 }
 
 /**

@@ -32,7 +32,7 @@ export function fanOutSql(authorId: number | SQL, postId: SQL): SQL {
  * After a follow row and the followed user's counts were written: make the followed user a merged
  * author past the thresholds, else copy their posts to the follower's home timeline.
  */
-export function followBackfillSql(followerId: number, followedId: number): SQL[] {
+export function followBackfillSql(followerId: number | SQL, followedId: number | SQL): SQL[] {
   return [
     sql`insert into merged_authors (user_id) select mu.id from users mu where mu.id = ${followedId}
       and (mu.followers > ${HOME_TIMELINES.fanoutMaxFollowers} or mu.posts > ${HOME_TIMELINES.backfillMaxPosts})

@@ -274,13 +274,17 @@ export async function getPostBasics(db: Db, id: number, viewerId: number): Promi
   if (!row) return undefined;
   const num = (v: unknown) => (v == null ? null : Number(v));
   const post = { id: Number(row.id), userId: Number(row.user_id), repostOf: num(row.repost_of), threadId: Number(row.thread_id) };
+  const targetFound = row.target_user_id != null;
   return {
     ...post,
     isDeleted: bool(row.is_deleted),
     isRevised: bool(row.is_revised),
     createdAt: Number(row.created_at),
     replyTo: num(row.reply_to),
-    target: { id: post.repostOf ?? post.id, userId: Number(row.target_user_id), isDeleted: bool(row.target_deleted), threadId: Number(row.target_thread_id) },
+    // A repost without its original row (none is ever removed) has nulls here, as drizzle's mapping gave them before.
+    target: targetFound
+      ? { id: post.repostOf ?? post.id, userId: Number(row.target_user_id), isDeleted: bool(row.target_deleted), threadId: Number(row.target_thread_id) }
+      : ({ id: post.repostOf ?? post.id, userId: null, isDeleted: null, threadId: null } as unknown as PostBasics["target"]),
     youReposted: bool(row.you_reposted),
     youBookmarked: bool(row.you_bookmarked),
   };
