@@ -88,7 +88,7 @@ export async function follow(db: Db, followerId: number, followedId: number, at:
     follower: followerId,
     followed: followedId,
     at,
-    ...(recorded ? interactionValues(interaction) : {}),
+    ...interactionValues(interaction),
     ...(event ? { eventJson: graphRef(event, followerId, followedId, false), eventAt: event.at } : {}),
   };
   // Compiled once per shape (drizzle's compile cost more CPU than the write), bound per request.

@@ -50,7 +50,7 @@ export function interactionWritesShape(action: InteractionAction): SQL[] {
   return interactionStatements(action, { user, object, actor, at, since });
 }
 
-/** The values of `interactionWritesShape`'s placeholders. */
+/** The values of `interactionWritesShape`'s placeholders (unused by a shape that records nothing). */
 export const interactionValues = (e: InteractionEvent) => ({
   ixUser: e.userId,
   ixObject: e.objectId,

@@ -21,18 +21,13 @@ import { fanOutSql, repostsClearSql } from "./home-timeline";
 import { interactionValues, interactionWritesShape, recordsInteraction, type InteractionEvent } from "./interactions";
 import { markerWriteSql } from "./markers";
 import { messageFacets, rawAttachments } from "./messages";
-import { postsQuery, toPostSet, type PostRows, type PostSet, type PostView } from "./posts";
+import { onePostPage, postsQuery, toPostSet, type PostRows, type PostSet, type PostView } from "./posts";
 
 // Writes of posts. Each is one atomic batch that ends with the read of the post it returns.
 // Conditions that another request may change between our check and the batch (a duplicate, a
 // deleted reply target, an existing repost/bookmark/revision) are re-checked inside the batch by
 // statements that fail on a constraint (NOT NULL fed a null, a unique key), which rolls the batch
 // back: counters can then be plain increments, exact under concurrency.
-
-const single = (id: number | SQL) => sql`select ${typeof id === "number" ? int(id) : id} as id`;
-
-/** The page of the one post `id`, compiled once: the read back of a write that knows its post. */
-const idPage = (id: number) => boundShape("id-page", () => sql`select ${int(v("id"))} as id`, { id });
 
 /**
  * The post the batch just inserted for a user: where batches never interleave (D1) their newest
@@ -150,15 +145,16 @@ export async function createPost(db: Db, p: NewPost): Promise<CreateResult> {
     mentions: mentionIds(p.text),
     facets: JSON.stringify(facets),
     files: JSON.stringify(fileIds),
-    ...(reply && shape.replyRecorded ? interactionValues(reply) : {}),
+    ...(reply ? interactionValues(reply) : {}),
     ...(p.event ? reservedValues(p.event, p.at) : {}),
   };
-  const id = newestOf(p.userId);
   // The post's own writes (a reply's too) compiled once per shape and bound per request (drizzle's
   // compile cost more CPU than the write); the marker's are built per request.
   const writes: (SQL | BoundQuery)[] = boundShapes(`post-create:${Object.values(shape).map(Number).join("")}`, () => postWrites(shape), values);
   if (p.marker) {
-    writes.push(markerWriteSql({ userId: p.userId, name: "personal", position: id, percentage: 0, reset: false, version: p.marker.version, at: p.at }));
+    writes.push(
+      markerWriteSql({ userId: p.userId, name: "personal", position: newestOf(p.userId), percentage: 0, reset: false, version: p.marker.version, at: p.at }),
+    );
   }
   // The outbox row last among the writes: on Postgres it takes the outbox lock, held to commit.
   if (p.event) writes.push(boundShape("post-create-event", () => reserveEventShape("post", newestOf(v("user"))), values));
@@ -272,7 +268,7 @@ export async function revisePost(db: Db, r: Revision): Promise<{ set: PostSet; v
   // Last (the outbox lock on Postgres); none when the post was deleted meanwhile (nothing revised).
   if (r.event) writes.push(reserveEvent("post", { ...r.event, id: r.postId }, r.at, undefined, live));
   try {
-    const results = await mixedBatch(db, [...writes, postsQuery(r.viewerId, single(r.postId))]);
+    const results = await mixedBatch(db, [...writes, postsQuery(r.viewerId, onePostPage(r.postId))]);
     const set = readBack(results);
     const seq = r.event ? reservedSeq(results[results.length - 2] as RawResult) : undefined;
     return set.page[0] ? { set, view: set.page[0], seq } : null;
@@ -322,7 +318,7 @@ export async function deletePost(
     // and search leaves deleted posts out by itself.
   );
   if (reservation) writes.push(reservation.insert);
-  const results = await mixedBatch(db, [...writes, postsQuery(viewerId, single(post.id))]);
+  const results = await mixedBatch(db, [...writes, postsQuery(viewerId, onePostPage(post.id))]);
   const set = readBack(results);
   const seq = reservation ? capturedSeq(results[writes.indexOf(reservation.capture)] as RawResult, results[writes.length - 1] as RawResult) : undefined;
   return set.page[0] ? { set, view: set.page[0], seq } : undefined;
@@ -346,7 +342,7 @@ export async function createRepost(
     target: r.target.id,
     nsfw: r.isNsfw ? 1 : 0,
     at: r.at,
-    ...(recorded ? interactionValues(interaction) : {}),
+    ...interactionValues(interaction),
     ...(r.event ? reservedValues(r.event, r.at) : {}),
   };
   const writes = boundShapes(`repost-create:${Number(recorded)}${Number(!!r.event)}`, () => repostWrites(recorded, !!r.event), values);
@@ -436,14 +432,14 @@ export async function addBookmark(
     post: b.target.id,
     note: b.note,
     at: b.at,
-    ...(recorded ? interactionValues(interaction) : {}),
+    ...interactionValues(interaction),
     // The reference names the post; the actor is route.actorId.
     ...(b.event ? refValues({ ...b.event, id: b.target.id }, b.at) : {}),
   };
   // Compiled once per shape (drizzle's compile cost more CPU than the write), bound per request.
   const writes = boundShapes(`bookmark-add:${Number(recorded)}${Number(!!b.event)}`, () => bookmarkWrites(recorded, !!b.event), values);
   try {
-    const results = await mixedBatch(db, [...writes, postsQuery(b.userId, idPage(b.target.id))]);
+    const results = await mixedBatch(db, [...writes, postsQuery(b.userId, onePostPage(b.target.id))]);
     const set = readBack(results);
     return { ok: true, view: set.page[0], set, seq: b.event ? reservedSeq(results[results.length - 2] as RawResult) : undefined };
   } catch (err) {

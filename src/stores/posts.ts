@@ -196,6 +196,11 @@ function pageIdsOf(key: string, build: (v: (name: string) => unknown) => SQL, va
   if (opts.bookmarkedBy || opts.repostedBy) return build((name) => values[name]);
   return boundShape(key, () => build(placeholder), values);
 }
+const onePostIds = (v: (name: string) => unknown) => sql`select ${int(v("id") as SQL)} as id`;
+
+/** The page (column `id`) of the one post `id`, compiled once: what a write reads back when it knows its post. */
+export const onePostPage = (id: number): BoundQuery => boundShape("post-ids:one", () => onePostIds(placeholder), { id });
+
 /** One post (and the original it reposts), one round trip; `liveOnly`: a deleted post is not found. */
 export async function readPost(
   db: Db,
@@ -205,7 +210,7 @@ export async function readPost(
 ): Promise<{ view: PostView; set: PostSet } | undefined> {
   const ids = pageIdsOf(
     opts.liveOnly ? "post-ids:live" : "post-ids:one",
-    (v) => (opts.liveOnly ? sql`select lp.id as id from posts lp where lp.id = ${v("id")} and lp.is_deleted = 0` : sql`select ${int(v("id") as SQL)} as id`),
+    (v) => (opts.liveOnly ? sql`select lp.id as id from posts lp where lp.id = ${v("id")} and lp.is_deleted = 0` : onePostIds(v)),
     { id },
     opts,
   );
