@@ -1,5 +1,5 @@
 import { Column, is, SQL, sql } from "drizzle-orm";
-import { jsonArray } from "./dialect";
+import { jsonArray, jsonValue } from "./dialect";
 import type { Row } from "./types";
 
 // Statements of the hot reads are compiled once and their rows decoded by field lists built
@@ -77,12 +77,30 @@ export function jsonArrayGroup(groups: Record<string, Expr>[], present?: SQL): {
   const parts: ArrayPart[] = [];
   const items: SQL[] = [];
   for (const group of groups) {
-    parts.push({ fields: selectGroup(group, "").fields, from: items.length });
-    for (const expr of Object.values(group)) items.push(is(expr, Column) ? sql`${expr}` : is(expr, SQL.Aliased) ? expr.sql : expr);
+    const exprs = Object.values(group);
+    const fields = selectGroup(group, "").fields.map((f, i): Field => {
+      const expr = exprs[i];
+      const value = is(expr, Column) ? sql`${expr}` : is(expr, SQL.Aliased) ? expr.sql : expr;
+      // A JSON text column is embedded as JSON: parsed with the cell, not again on its own.
+      const json = decodesJson(f[2]);
+      items.push(json ? jsonValue(value) : value);
+      return json ? [f[0], f[1], asIs] : f;
+    });
+    parts.push({ fields, from: items.length - fields.length });
   }
   if (items.length > MAX_ARRAY_ITEMS) throw new Error(`jsonArrayGroup: ${items.length} values, at most ${MAX_ARRAY_ITEMS}`);
   const array = jsonArray(...items);
   return { select: present ? sql`CASE WHEN ${present} THEN ${array} END` : array, parts };
+}
+
+/** Whether `decode` parses JSON text (a JSON column's own mapping): it makes an array of "[]". */
+function decodesJson(decode: Decode): boolean {
+  if (decode === asIs) return false;
+  try {
+    return Array.isArray(decode("[]"));
+  } catch {
+    return false;
+  }
 }
 
 /** A `jsonArrayGroup` cell's values (JSON text on D1, parsed already on Postgres), or null. */
