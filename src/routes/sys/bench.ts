@@ -3,11 +3,16 @@ import { PUBLIC } from "../../auth/access";
 import { ok, okEncoded } from "../../http/envelope";
 import { ApiError } from "../../http/errors";
 import { createRouter, defineRoute, Envelope, errors, idString } from "../../http/route";
+import { sql } from "drizzle-orm";
+import { allRows } from "../../db/batch";
+import { boundPostsQuery } from "../../stores/post-statement";
 import { userExists } from "../../stores/users";
 
 // The benchmark's floors, served only when BENCH_FLOORS is "1" (npm run bench sets it): the cost
-// of the pipeline with a constant envelope, with exactly one indexed D1 read, and with one read
-// and a body of a given size already encoded (what any endpoint answering that many bytes costs).
+// of the pipeline with a constant envelope, with exactly one indexed D1 read, with one read
+// and a body of a given size already encoded (what any endpoint answering that many bytes costs),
+// and with the read a page of 20 posts renders from and a page's bytes (what a list costs before
+// any of its own work: its page query, decoding, rendering and encoding).
 const enabled = (env: Env) => env.BENCH_FLOORS === "1";
 
 /** Per isolate: floor bodies encoded once per size. */
@@ -67,6 +72,25 @@ export const benchRoutes = createRouter()
       const size = Number(c.req.valid("param").size);
       if (size > 8 * 1024 * 1024) throw ApiError.badRequest("'size' is at most 8 MB");
       await userExists(c.var.db, 1);
+      return okEncoded(c, bodyOf(size));
+    },
+  )
+  .openapi(
+    defineRoute(PUBLIC, {
+      method: "get",
+      path: "/sys/bench/posts/{size}",
+      tags: ["Benchmark"],
+      summary: "Benchmark floor: the render read of 20 posts and a body of `size` bytes (only when BENCH_FLOORS=1)",
+      description:
+        'Only served (and listed here) when `BENCH_FLOORS` is `"1"`: the pipeline, the statement a page of posts is rendered from (the 20 newest posts with their authors, clients and the flags of user 1 as viewer), its rows left undecoded, and `data` a constant string of `size` bytes (at most 8 MB) encoded once. Anyone; emits nothing.',
+      request: { params: z.object({ size: idString() }) },
+      responses: { 200: Envelope(z.string(), "A constant string", "xxxx"), ...errors(400, 404) },
+    }),
+    async (c) => {
+      if (!enabled(c.env)) throw ApiError.notFound();
+      const size = Number(c.req.valid("param").size);
+      if (size > 8 * 1024 * 1024) throw ApiError.badRequest("'size' is at most 8 MB");
+      await allRows(c.var.db, boundPostsQuery(1, sql`select id from posts order by id desc limit 20`, false));
       return okEncoded(c, bodyOf(size));
     },
   );
