@@ -80,6 +80,7 @@ export async function meterTypes({ url, data, headers, pg, wanted }) {
     if (!wanted("mix") && !wanted(type)) continue;
     await pg?.statements(); // resets
     let rows = 0,
+      sqlMs = 0,
       calls = 0,
       ok = 0,
       maxRows = 0;
@@ -89,6 +90,7 @@ export async function meterTypes({ url, data, headers, pg, wanted }) {
       if (res.status >= 200 && res.status < 300) ok++, gen.saw(req, res.body);
       const r = Number(res.headers["x-debug-rows-read"] ?? 0);
       (rows += r), (maxRows = Math.max(maxRows, r)), (calls += Number(res.headers["x-debug-db-calls"] ?? 0));
+      sqlMs += Number(res.headers["x-debug-sql-ms"] ?? 0);
     }
     const n = ROWS_SAMPLES;
     const row = { samples: n, ok, db_calls: +(calls / n).toFixed(1) };
@@ -101,7 +103,7 @@ export async function meterTypes({ url, data, headers, pg, wanted }) {
         plan_ms: +(s.plan_ms / n).toFixed(2),
         statements: +(s.calls / n).toFixed(1),
       });
-    } else Object.assign(row, { rows_read: Math.round(rows / n), rows_read_max: maxRows });
+    } else Object.assign(row, { rows_read: Math.round(rows / n), rows_read_max: maxRows, sql_ms: +(sqlMs / n).toFixed(2) });
     out[type] = row;
   }
   agent.destroy();
@@ -129,10 +131,10 @@ export function printMix(mixResults, log) {
   const num = (s, n) => String(s ?? "-").padStart(n);
   const pg = Object.values(metered).some((m) => "blocks" in m);
   log(
-    `\nMix by type (mix: share of requests, p50/p99 in the mix; alone: cache defeated; ${pg ? "rows returned / buffers / SQL execution and planning ms" : "rows read"} per request, one at a time)`,
+    `\nMix by type (mix: share of requests, p50/p99 in the mix; alone: cache defeated; ${pg ? "rows returned / buffers / SQL execution and planning ms" : "rows read / SQL ms"} per request, one at a time)`,
   );
   log(
-    `${pad("type", 24)}${num("count", 7)}${num("p50", 7)}${num("p99", 7)}${num("hit%", 6)}${num("alone/s", 9)}${num("p50", 7)}${num("p99", 7)}${num("÷1read", 8)}${num("calls", 6)}${pg ? num("rows", 7) + num("bufs", 7) + num("sql ms", 8) + num("plan ms", 8) : num("rows", 8) + num("max", 8)}`,
+    `${pad("type", 24)}${num("count", 7)}${num("p50", 7)}${num("p99", 7)}${num("hit%", 6)}${num("alone/s", 9)}${num("p50", 7)}${num("p99", 7)}${num("÷1read", 8)}${num("calls", 6)}${pg ? num("rows", 7) + num("bufs", 7) + num("sql ms", 8) + num("plan ms", 8) : num("rows", 8) + num("max", 8) + num("sql ms", 8)}`,
   );
   for (const type of [...Object.keys(READS), ...Object.keys(WRITES)]) {
     const t = mix?.types[type],
@@ -141,7 +143,7 @@ export function printMix(mixResults, log) {
     if (!t && !a && !m) continue;
     const hits = t && t.cache_hits + t.cache_misses ? ((100 * t.cache_hits) / (t.cache_hits + t.cache_misses)).toFixed(1) : "";
     log(
-      `${pad(type, 24)}${num(t?.count, 7)}${num(t?.p50_ms, 7)}${num(t?.p99_ms, 7)}${num(hits, 6)}${num(a?.requests_per_s ?? "", 9)}${num(a?.p50_ms ?? "", 7)}${num(a?.p99_ms ?? "", 7)}${num(a?.ratio_to_one_read ?? "", 8)}${num(m?.db_calls, 6)}${pg ? num(m?.rows_returned, 7) + num(m?.blocks, 7) + num(m?.sql_ms, 8) + num(m?.plan_ms, 8) : num(m?.rows_read, 8) + num(m?.rows_read_max, 8)}${t?.non2xx ? `  ${t.non2xx} non-2xx ${JSON.stringify(t.statuses)}` : ""}`,
+      `${pad(type, 24)}${num(t?.count, 7)}${num(t?.p50_ms, 7)}${num(t?.p99_ms, 7)}${num(hits, 6)}${num(a?.requests_per_s ?? "", 9)}${num(a?.p50_ms ?? "", 7)}${num(a?.p99_ms ?? "", 7)}${num(a?.ratio_to_one_read ?? "", 8)}${num(m?.db_calls, 6)}${pg ? num(m?.rows_returned, 7) + num(m?.blocks, 7) + num(m?.sql_ms, 8) + num(m?.plan_ms, 8) : num(m?.rows_read, 8) + num(m?.rows_read_max, 8) + num(m?.sql_ms, 8)}${t?.non2xx ? `  ${t.non2xx} non-2xx ${JSON.stringify(t.statuses)}` : ""}`,
     );
   }
   if (mix) {

@@ -13,9 +13,12 @@ export interface DbMeter {
   call(): void;
   /** Rows the database read (D1's `meta.rows_read` of batches and `all`/`run`; `raw`/`first` carry no meta); not on Postgres. */
   rowsRead?(n: number): void;
+  /** Milliseconds the database spent running the statements (D1's `meta.duration`, as the rows); not on Postgres. */
+  sqlMs?(ms: number): void;
 }
 
 const metaRows = (r: unknown) => Number((r as D1Result | undefined)?.meta?.rows_read ?? 0);
+const metaMs = (r: unknown) => Number((r as D1Result | undefined)?.meta?.duration ?? 0);
 
 /**
  * `d1` with every round trip to the database (a statement's first/all/run/raw, a batch, an exec)
@@ -56,7 +59,10 @@ function countingD1(d1: D1Database, meter: DbMeter): D1Database {
     meter.call();
     const result = await call();
     if (meter.rowsRead && (method === "all" || method === "run" || method === "batch")) {
-      for (const r of Array.isArray(result) ? result : [result]) meter.rowsRead(metaRows(r));
+      for (const r of Array.isArray(result) ? result : [result]) {
+        meter.rowsRead(metaRows(r));
+        meter.sqlMs?.(metaMs(r));
+      }
     }
     return result;
   });

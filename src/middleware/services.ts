@@ -26,17 +26,21 @@ export async function provideServices(c: Context<AppEnv>, next: Next) {
   };
   // Test mode, or the benchmark's meter alone (BENCH_ROWS_READ, which turns on nothing else):
   // count the request's database round trips (X-Debug-Db-Calls) and, on D1, the rows they read
-  // (X-Debug-Rows-Read: the sum of D1's meta.rows_read).
+  // (X-Debug-Rows-Read: the sum of D1's meta.rows_read; X-Debug-Sql-Ms: of its meta.duration).
   const metered = c.env.ALLOW_TEST_CLOCK === "1" || c.env.BENCH_ROWS_READ === "1";
   let calls = 0;
   let rowsRead = 0;
-  c.set("db", openDb(c.env, metered ? { call: () => calls++, rowsRead: (n) => (rowsRead += n) } : undefined, read));
+  let sqlMs = 0;
+  c.set("db", openDb(c.env, metered ? { call: () => calls++, rowsRead: (n) => (rowsRead += n), sqlMs: (ms) => (sqlMs += ms) } : undefined, read));
   await next();
   await returnBookmark(c, c.var.db);
   if (!metered) return;
   try {
     c.res.headers.set("X-Debug-Db-Calls", String(calls));
-    if (dialect.reportsRowsRead) c.res.headers.set("X-Debug-Rows-Read", String(rowsRead));
+    if (dialect.reportsRowsRead) {
+      c.res.headers.set("X-Debug-Rows-Read", String(rowsRead));
+      c.res.headers.set("X-Debug-Sql-Ms", sqlMs.toFixed(3));
+    }
     // Where the request's D1 session started: "first-unconstrained", "first-primary" or "bookmark".
     if (dialect.readSessions) c.res.headers.set("X-Debug-Db-Session", read.bookmark ? "bookmark" : d1Constraint(read));
     // Postgres with a read replica: where the reads went, e.g. "replica" or "replica,primary".
