@@ -1,4 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../../http/types";
 import { PUBLIC } from "../../auth/access";
 import { ok, okEncoded } from "../../http/envelope";
 import { ApiError } from "../../http/errors";
@@ -22,6 +24,28 @@ function bodyOf(size: number): Uint8Array {
   let bytes = bodies.get(size);
   if (!bytes) bodies.set(size, (bytes = new TextEncoder().encode(JSON.stringify("x".repeat(Math.max(0, size - 2))))));
   return bytes;
+}
+
+/** A floor that runs `reads` and answers a body of `size` bytes. */
+function sizedFloor(path: string, reads: string, summary: string) {
+  return defineRoute(PUBLIC, {
+    method: "get",
+    path,
+    tags: ["Benchmark"],
+    summary,
+    description: `Only served (and listed here) when \`BENCH_FLOORS\` is \`"1"\`: the pipeline, ${reads} and \`data\` a constant string of \`size\` bytes (at most 8 MB) encoded once. Anyone; emits nothing.`,
+    request: { params: z.object({ size: idString() }) },
+    responses: { 200: Envelope(z.string(), "A constant string", "xxxx"), ...errors(400, 404) },
+  });
+}
+
+/** A sized floor's answer: `read` run, then the body of the requested size. */
+async function answerSized(c: Context<AppEnv>, read: () => Promise<unknown>) {
+  if (!enabled(c.env)) throw ApiError.notFound();
+  const size = Number(c.req.param("size"));
+  if (size > 8 * 1024 * 1024) throw ApiError.badRequest("'size' is at most 8 MB");
+  await read();
+  return okEncoded(c, bodyOf(size));
 }
 
 export const benchRoutes = createRouter()
@@ -57,40 +81,14 @@ export const benchRoutes = createRouter()
     },
   )
   .openapi(
-    defineRoute(PUBLIC, {
-      method: "get",
-      path: "/sys/bench/bytes/{size}",
-      tags: ["Benchmark"],
-      summary: "Benchmark floor: one indexed read and a body of `size` bytes (only when BENCH_FLOORS=1)",
-      description:
-        'Only served (and listed here) when `BENCH_FLOORS` is `"1"`: the pipeline, one indexed read, and `data` a constant string of `size` bytes (at most 8 MB) encoded once. Anyone; emits nothing.',
-      request: { params: z.object({ size: idString() }) },
-      responses: { 200: Envelope(z.string(), "A constant string", "xxxx"), ...errors(400, 404) },
-    }),
-    async (c) => {
-      if (!enabled(c.env)) throw ApiError.notFound();
-      const size = Number(c.req.valid("param").size);
-      if (size > 8 * 1024 * 1024) throw ApiError.badRequest("'size' is at most 8 MB");
-      await userExists(c.var.db, 1);
-      return okEncoded(c, bodyOf(size));
-    },
+    sizedFloor("/sys/bench/bytes/{size}", "one indexed read", "Benchmark floor: one indexed read and a body of `size` bytes (only when BENCH_FLOORS=1)"),
+    (c) => answerSized(c, () => userExists(c.var.db, 1)),
   )
   .openapi(
-    defineRoute(PUBLIC, {
-      method: "get",
-      path: "/sys/bench/posts/{size}",
-      tags: ["Benchmark"],
-      summary: "Benchmark floor: the render read of 20 posts and a body of `size` bytes (only when BENCH_FLOORS=1)",
-      description:
-        'Only served (and listed here) when `BENCH_FLOORS` is `"1"`: the pipeline, the statement a page of posts is rendered from (the 20 newest posts with their authors, clients and the flags of user 1 as viewer), its rows left undecoded, and `data` a constant string of `size` bytes (at most 8 MB) encoded once. Anyone; emits nothing.',
-      request: { params: z.object({ size: idString() }) },
-      responses: { 200: Envelope(z.string(), "A constant string", "xxxx"), ...errors(400, 404) },
-    }),
-    async (c) => {
-      if (!enabled(c.env)) throw ApiError.notFound();
-      const size = Number(c.req.valid("param").size);
-      if (size > 8 * 1024 * 1024) throw ApiError.badRequest("'size' is at most 8 MB");
-      await allRows(c.var.db, boundPostsQuery(1, sql`select id from posts order by id desc limit 20`, false));
-      return okEncoded(c, bodyOf(size));
-    },
+    sizedFloor(
+      "/sys/bench/posts/{size}",
+      "the statement a page of posts is rendered from (the 20 newest posts with their authors, clients and the flags of user 1 as viewer), its rows left undecoded,",
+      "Benchmark floor: the render read of 20 posts and a body of `size` bytes (only when BENCH_FLOORS=1)",
+    ),
+    (c) => answerSized(c, () => allRows(c.var.db, boundPostsQuery(1, sql`select id from posts order by id desc limit 20`, false))),
   );
