@@ -249,7 +249,8 @@ floors.push({
 
 // A page of posts answers ~26 kB: a fourth floor runs the read a page of 20 posts is rendered from
 // and answers a home page's bytes already encoded, what a list costs before its own work.
-const homeBytes = (await (await fetch(url + "/v1/posts/streams/me", { headers: { ...CLIENT, authorization: `Bearer ${tokens[0]}` } })).arrayBuffer()).byteLength;
+const homeBytes = (await (await fetch(url + "/v1/posts/streams/me", { headers: { ...CLIENT, authorization: `Bearer ${tokens[0]}` } })).arrayBuffer())
+  .byteLength;
 floors.push({ name: `floor: 20 posts' render read + ${(homeBytes / 1e3).toFixed(0)} kB body`, paths: [`/v1/sys/bench/posts/${homeBytes - 29}`] });
 
 const results = {
