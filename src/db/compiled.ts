@@ -122,3 +122,8 @@ export function pickArray(values: unknown[], part: ArrayPart): Record<string, un
   }
   return out;
 }
+
+/** `pickArray`, or null when the group's first value is null (a join that found nothing). */
+export function pickFound(values: unknown[], part: ArrayPart): Record<string, unknown> | null {
+  return values[part.from] == null ? null : pickArray(values, part);
+}

@@ -6,7 +6,7 @@ import { userViewColumns, type UserView } from "./users";
 import { knownAppsProbe, renderedApp } from "./app-refs";
 import type { Db } from "../db";
 import { allRows, boundShape, boundShapes, placeholder as v, type BoundQuery } from "../db/batch";
-import { type ArrayPart, jsonArrayGroup, jsonArrayValues, pickArray } from "../db/compiled";
+import { type ArrayPart, jsonArrayGroup, jsonArrayValues, pickFound } from "../db/compiled";
 import { reserveEvent, reservedValues, reserveEventShape, type OutboxRef } from "../events/outbox";
 import {
   PM_TYPE,
@@ -100,7 +100,7 @@ export function readMessage(r: Row): MessageRecord {
       num(appId),
       clientId == null ? null : { clientId: String(clientId), name: String(appName), url: String(appUrl ?? ""), deletedAt: num(appDeletedAt) },
     ),
-    user: v[authorPart.from] == null ? null : (pickArray(v, authorPart) as unknown as UserView),
+    user: pickFound(v, authorPart) as unknown as UserView | null,
     ...(r.channel_owner_id != null
       ? {
           channel: {

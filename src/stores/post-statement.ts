@@ -2,7 +2,7 @@ import { getTableColumns, Placeholder, sql, type Column, type SQL } from "drizzl
 import { schema, type Row } from "../db";
 import { dialect, existsFlag, unindexed } from "../db/dialect";
 import { bindParams, BoundQuery, compile, placeholder, shiftParams } from "../db/batch";
-import { type ArrayPart, jsonArrayGroup, jsonArrayValues, pickArray } from "../db/compiled";
+import { type ArrayPart, jsonArrayGroup, jsonArrayValues, pickArray, pickFound } from "../db/compiled";
 import type { AppRef, PostRecord, PostView } from "./posts";
 import { knownAppsProbe, renderedApp } from "./app-refs";
 import { embeddedUserColumns, sharedViewer, viewerSql, type UserView, type ViewerSlot } from "./users";
@@ -192,12 +192,11 @@ function postGroup(part: ArrayPart): PostGroup {
  * first value (id, client id) is: the join found none, or (client) the isolate knows it.
  */
 function decodePost(values: unknown[], [, user, app]: ArrayPart[], g: PostGroup): PostView {
-  const found = (part: ArrayPart) => (values[part.from] != null ? pickArray(values, part) : null);
   const post = pickArray(values, g.record) as unknown as PostRecord;
   return {
     post,
-    user: found(user) as unknown as UserView | null,
-    app: renderedApp(post.appId, found(app) as unknown as AppRef | null),
+    user: pickFound(values, user) as unknown as UserView | null,
+    app: renderedApp(post.appId, pickFound(values, app) as unknown as AppRef | null),
     youBookmarked: bool(values[g.bookmarked]),
     youReposted: bool(values[g.reposted]),
   };

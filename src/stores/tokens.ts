@@ -4,7 +4,7 @@ import { dialect } from "../db/dialect";
 import { BoundQuery, compile, mixedBatch, runBatch, shiftParams, type Statement } from "../db/batch";
 import { reserveRendered, reservedSeq } from "../events/outbox";
 import type { StampedEvent } from "../events/publish";
-import { type ArrayPart, jsonArrayGroup, jsonArrayValues, pickArray } from "../db/compiled";
+import { type ArrayPart, jsonArrayGroup, jsonArrayValues, pickArray, pickFound } from "../db/compiled";
 import type { Query } from "../db/types";
 import type { AppRecord } from "./apps";
 import { userExtraColumns, type UserExtras, type UserRecord } from "./users";
@@ -69,7 +69,7 @@ export function decodeToken(result: RawResult): TokenRow | undefined {
   return {
     token: pickArray(values, read.token) as unknown as TokenRecord,
     app: pickArray(values, read.app) as unknown as AppRecord,
-    user: values[read.user.from] == null ? null : (pickArray(values, read.user) as unknown as UserRecord & UserExtras),
+    user: pickFound(values, read.user) as unknown as (UserRecord & UserExtras) | null,
   };
 }
 
