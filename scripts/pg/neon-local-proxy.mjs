@@ -144,10 +144,14 @@ function createPools() {
 }
 
 // Respond first, then reset session state (SET, temp tables, advisory locks…) before the connection
-// goes back, so every request starts clean. DISCARD ALL fails inside an open transaction (e.g. a lone
-// "BEGIN" request): that connection is destroyed instead.
+// goes back, so every request starts clean. The reset is Neon's own for its HTTP pool (its proxy's
+// `reset_session_background`): everything `DISCARD ALL` does but `DISCARD PLANS`, so plans cached
+// in the session (a PL/pgSQL function's) outlive the request there and here alike. A reset that
+// fails: that connection is destroyed instead.
+const RESET_SESSION = `ROLLBACK; CLOSE ALL; SET SESSION AUTHORIZATION DEFAULT; RESET ALL; DEALLOCATE ALL;
+  UNLISTEN *; SELECT pg_advisory_unlock_all(); DISCARD TEMP; DISCARD SEQUENCES;`;
 function releaseClean(client) {
-  client.query("DISCARD ALL").then(
+  client.query(RESET_SESSION).then(
     () => client.release(),
     (err) => client.release(err),
   );
