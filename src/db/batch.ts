@@ -119,7 +119,7 @@ export function boundShapes(key: string, build: () => (SQL | BoundQuery)[], valu
     }
     shapeLists.set(key, qs);
   }
-  return qs.map((q) => new BoundQuery({ sql: q.sql, params: bindParams(q.params, values) }));
+  return qs.map((q) => new BoundQuery({ sql: q.sql, params: bindParams(q.params, values), keepPlan: q.keepPlan }));
 }
 
 /** Compiled Postgres text with its `$n` parameters renumbered to follow `n` others (to put it after them). */

@@ -7,6 +7,7 @@ import { readRouter, type ReadRouter } from "./pg-replica";
 import type { ReadSession } from "./read-session";
 import type { Executor, Query } from "./types";
 import { readsOnly } from "./deferred-check";
+import { keepPlan, keptPlans, missedKeptPlans, missingFunction, plansToKeep, withKeptPlan } from "./pg-plans";
 
 // Results read the same as D1's, decided once for the isolate (the driver's parsers are global):
 // int8 (ids, count(*)) and numeric (sum) as numbers — ids stay below 2^53; booleans as 0/1 as
@@ -150,14 +151,29 @@ export function openPg({ url, readUrl, proxy }: PgUrls, count: () => void = () =
   const primary = rawClient(url);
   const router = readUrl && read ? readRouter({ primary, replica: rawClient(readUrl), session: read, count, runTransaction }) : undefined;
   const client = countedClient(primary, count, router);
+  const plans = keptPlans(url);
   const exec: Executor = {
     kind: "postgres",
     batch: async (queries: Query[]) => {
-      const prepared = queries.map((q) => client.query(q.sql, q.params, { arrayMode: q.arrayMode ?? false, fullResults: true }) as Pending);
-      // One statement that only reads is a snapshot by itself: sent alone it spares the proxy
-      // and the server a BEGIN and a COMMIT (a hot read is usually one statement).
-      if (prepared.length === 1 && readsOnly(queries[0].sql)) return [await prepared[0]];
-      return client.transaction(prepared);
+      const run = async (qs: Query[]) => {
+        const prepared = qs.map((q) => client.query(q.sql, q.params, { arrayMode: q.arrayMode ?? false, fullResults: true }) as Pending);
+        // One statement that only reads is a snapshot by itself: sent alone it spares the proxy
+        // and the server a BEGIN and a COMMIT (a hot read is usually one statement).
+        if (prepared.length === 1 && readsOnly(qs[0].sql)) return [await prepared[0]];
+        return client.transaction(prepared);
+      };
+      const planned = queries.map((q) => withKeptPlan(plans, q));
+      let results: unknown[];
+      try {
+        results = await run(planned);
+      } catch (err) {
+        // A kept plan's function that is gone (or not on a replica yet): the statements as written.
+        if (!missingFunction(err) || planned.every((q, i) => q === queries[i])) throw err;
+        missedKeptPlans(plans, queries);
+        results = await run(queries);
+      }
+      for (const { query, result } of plansToKeep(plans, queries, results)) await keepPlan(plans, primary, query, result);
+      return results;
     },
     rows: (native) => {
       const r = native as FullQueryResults<false>;

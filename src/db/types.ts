@@ -8,6 +8,8 @@ export interface Query {
   params: unknown[];
   /** Rows as arrays (drizzle builders map batch rows by position) rather than objects. */
   arrayMode?: boolean;
+  /** Postgres: run as a function made from its text, whose plan the session keeps (./pg-plans.ts). */
+  keepPlan?: boolean;
 }
 
 /** Rows and affected-row count of a raw statement, the same on both backends. */

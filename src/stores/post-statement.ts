@@ -150,7 +150,10 @@ export function boundPostsQuery(viewer: ViewerSlot | null, pageIds: SQL | BoundQ
     shape.shifted.set(n, text);
   }
   const params = bindParams(shape.params, viewer == null ? {} : byId ? { viewer } : { hash: viewer.tokenHash });
-  return new BoundQuery({ sql: `with page as (${page.sql})${text}`, params: [...page.params, ...params] });
+  // A page compiled once per shape makes one text per shape: its plan is kept (src/db/pg-plans.ts)
+  // unless the page says its plan depends on its values.
+  const keepPlan = pageIds instanceof BoundQuery && pageIds.query.keepPlan !== false;
+  return new BoundQuery({ sql: `with page as (${page.sql})${text}`, params: [...page.params, ...params], keepPlan });
 }
 
 /**

@@ -6,7 +6,7 @@ import { ok, okEncoded } from "../../http/envelope";
 import { ApiError } from "../../http/errors";
 import { createRouter, defineRoute, Envelope, errors, idString } from "../../http/route";
 import { sql } from "drizzle-orm";
-import { allRows } from "../../db/batch";
+import { allRows, boundShape } from "../../db/batch";
 import { boundPostsQuery } from "../../stores/post-statement";
 import { userExists } from "../../stores/users";
 
@@ -90,5 +90,15 @@ export const benchRoutes = createRouter()
       "the statement a page of posts is rendered from (the 20 newest posts with their authors, clients and the flags of user 1 as viewer), its rows left undecoded,",
       "Benchmark floor: the render read of 20 posts and a body of `size` bytes (only when BENCH_FLOORS=1)",
     ),
-    (c) => answerSized(c, () => allRows(c.var.db, boundPostsQuery(1, sql`select id from posts order by id desc limit 20`, false))),
+    (c) =>
+      answerSized(c, () =>
+        allRows(
+          c.var.db,
+          boundPostsQuery(
+            1,
+            boundShape("bench:newest-posts", () => sql`select id from posts order by id desc limit 20`, {}),
+            false,
+          ),
+        ),
+      ),
   );
