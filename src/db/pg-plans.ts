@@ -1,4 +1,5 @@
 import type { FullQueryResults, NeonQueryFunction, NeonQueryPromise } from "@neondatabase/serverless";
+import { sha256Hex } from "../auth/crypto";
 import type { Query } from "./types";
 
 // Plans kept across requests on Postgres. Neon's HTTP endpoint runs every statement unnamed, so the
@@ -6,7 +7,7 @@ import type { Query } from "./types";
 // (docs/benchmark.md, eleventh pass). A statement marked `keepPlan` runs instead as the body of a
 // PL/pgSQL function made from its own text: PL/pgSQL keeps a function's plans for the session, and
 // Neon's HTTP pool keeps a session across queries (its reset leaves out DISCARD PLANS). The
-// function's name is a hash of the text, so versions of the Worker deployed side by side never
+// function's name is a hash of the text (SHA-256), so versions of the Worker deployed side by side never
 // share one, and it is made the first time an isolate runs the text and finds none.
 
 type Client = NeonQueryFunction<false, true>;
@@ -27,20 +28,6 @@ export function keptPlans(url: string): KeptPlans {
 }
 /** Most statement texts an isolate keeps plans for: pages with a shape each stay far below. */
 const MAX_TEXTS = 512;
-
-/** FNV-1a over the text's UTF-16 units with two offset bases: a 64-bit name, as hex. */
-function hashText(text: string): string {
-  let a = 0x811c9dc5;
-  let b = 0x01000193 ^ text.length;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193) >>> 0;
-    b = Math.imul(b ^ c, 0x5bd1e995) >>> 0;
-  }
-  return a.toString(16).padStart(8, "0") + b.toString(16).padStart(8, "0");
-}
-
-const functionName = (text: string) => `es_plan_${hashText(text)}`;
 
 /** The call of `q`'s function when it exists (same parameters, same result columns), else `q`. */
 export function withKeptPlan({ functions }: KeptPlans, q: Query): Query {
@@ -89,10 +76,10 @@ export function plansToKeep({ functions }: KeptPlans, queries: Query[], results:
  */
 export async function keepPlan({ functions }: KeptPlans, primary: Client, query: Query, result: FullQueryResults<false>): Promise<void> {
   const text = query.sql;
-  const name = functionName(text);
   functions.set(text, false); // until made: plain, and made once
   try {
-    const probe = `es_probe_${hashText(text)}`;
+    const hash = (await sha256Hex(text)).slice(0, 16);
+    const [name, probe] = [`es_plan_${hash}`, `es_probe_${hash}`];
     const oids = result.fields.map((f) => f.dataTypeID);
     const [, params, , columns] = (await primary.transaction([
       primary.query(`PREPARE ${probe} AS ${text}`, []),
@@ -102,8 +89,9 @@ export async function keepPlan({ functions }: KeptPlans, primary: Client, query:
         `{${oids.join(",")}}`,
       ]),
     ] as Pending[])) as unknown as FullQueryResults<false>[];
-    const paramTypes = parseTextArray(params.rows[0]?.types);
-    const columnTypes = parseTextArray(columns.rows[0]?.types);
+    // text[] comes back as an array (the driver's own array parser).
+    const paramTypes = (params.rows[0]?.types ?? []) as string[];
+    const columnTypes = (columns.rows[0]?.types ?? []) as string[];
     if (paramTypes.length !== query.params.length || columnTypes.length !== result.fields.length) return;
     const body = `#variable_conflict use_column\nBEGIN\nRETURN QUERY ${text};\nEND`;
     const out = result.fields.map((f, i) => `"${f.name.replaceAll('"', '""')}" ${columnTypes[i]}`).join(", ");
@@ -117,14 +105,4 @@ export async function keepPlan({ functions }: KeptPlans, primary: Client, query:
   } catch (err) {
     console.error(JSON.stringify({ error: "keeping a statement's plan failed", detail: String(err), statement: text.slice(0, 200) }));
   }
-}
-
-/** A Postgres text array as the driver returns it (`{a,"b c"}`), or an array already. */
-function parseTextArray(v: unknown): string[] {
-  if (Array.isArray(v)) return v.map(String);
-  if (typeof v !== "string" || v === "{}") return [];
-  const out: string[] = [];
-  const re = /"((?:[^"\\]|\\.)*)"|([^,{}]+)/g;
-  for (let m = re.exec(v); m; m = re.exec(v)) out.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, "$1") : m[2]);
-  return out;
 }
